@@ -1,0 +1,250 @@
+// Typed, immutable views over ArrayData.
+//
+// MakeArray(data) returns the Array subclass that matches data->type
+// (Int64Array, StringArray, ListArray, ...). Accessors take logical indices
+// (0 .. length()-1), already adjusted for the array's offset. Arrays are
+// immutable and safe to read from several threads. Accessors do not check
+// bounds; call Validate()/ValidateFull() on untrusted data first.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quiver/columnar/array_data.h"
+#include "quiver/columnar/bit_util.h"
+#include "quiver/columnar/decimal.h"
+
+namespace quiver {
+
+class Array;
+using ArrayPtr = std::shared_ptr<Array>;
+
+class Array {
+ public:
+  explicit Array(ArrayDataPtr data) : data_(std::move(data)) {}
+  virtual ~Array() = default;
+
+  const ArrayDataPtr& data() const { return data_; }
+  const TypePtr& type() const { return data_->type; }
+  TypeId type_id() const { return data_->type->id(); }
+  int64_t length() const { return data_->length; }
+  int64_t offset() const { return data_->offset; }
+  int64_t null_count() const { return data_->GetNullCount(); }
+  bool IsNull(int64_t i) const { return data_->IsNull(i); }
+  bool IsValid(int64_t i) const { return data_->IsValid(i); }
+  // Validity bitmap (not offset-adjusted) or null when there are no nulls.
+  const uint8_t* null_bitmap_data() const {
+    return data_->null_count == 0 ? nullptr : data_->GetBuffer(0);
+  }
+
+  // Zero-copy slice; `length` is clamped to the end of the array.
+  ArrayPtr Slice(int64_t offset, int64_t length) const;
+  ArrayPtr Slice(int64_t offset) const { return Slice(offset, length() - offset); }
+
+  // Logical equality: same type, length, validity and values (offsets and
+  // the bytes behind null slots do not matter).
+  bool Equals(const Array& other) const;
+  bool Equals(const ArrayPtr& other) const { return other && Equals(*other); }
+  // Equality of [start, end) of this with other starting at other_start.
+  bool RangeEquals(int64_t start, int64_t end, int64_t other_start,
+                   const Array& other) const;
+
+  // Cheap structural checks (buffer sizes, child lengths): O(1) per buffer.
+  Status Validate() const;
+  // Validate plus every offset, dictionary index and UTF-8 sequence: O(n).
+  Status ValidateFull() const;
+
+  // Arrow-style pretty printing, e.g. "[\n  1,\n  null\n]".
+  std::string ToString() const;
+
+ protected:
+  ArrayDataPtr data_;
+};
+
+// Makes the typed Array for `data`.
+ArrayPtr MakeArray(ArrayDataPtr data);
+// An all-null array of `type` and `length`, allocated from `pool`.
+Result<ArrayPtr> MakeArrayOfNull(const TypePtr& type, int64_t length,
+                                 MemoryPool* pool = nullptr);
+// An empty (0-length) array of `type`.
+Result<ArrayPtr> MakeEmptyArray(const TypePtr& type, MemoryPool* pool = nullptr);
+
+class NullArray : public Array {
+ public:
+  using Array::Array;
+  explicit NullArray(int64_t length);
+};
+
+class BooleanArray : public Array {
+ public:
+  using Array::Array;
+  bool Value(int64_t i) const {
+    return bit_util::GetBit(data_->GetBuffer(1), data_->offset + i);
+  }
+  int64_t true_count() const;   // valid and true
+  int64_t false_count() const;  // valid and false
+};
+
+template <typename Tag>
+class NumericArray : public Array {
+ public:
+  using TypeClass = Tag;
+  using value_type = typename Tag::c_type;
+  using Array::Array;
+  const value_type* raw_values() const { return data_->template GetValues<value_type>(1); }
+  value_type Value(int64_t i) const { return raw_values()[i]; }
+};
+
+using Int8Array = NumericArray<Int8Type>;
+using Int16Array = NumericArray<Int16Type>;
+using Int32Array = NumericArray<Int32Type>;
+using Int64Array = NumericArray<Int64Type>;
+using UInt8Array = NumericArray<UInt8Type>;
+using UInt16Array = NumericArray<UInt16Type>;
+using UInt32Array = NumericArray<UInt32Type>;
+using UInt64Array = NumericArray<UInt64Type>;
+using HalfFloatArray = NumericArray<HalfFloatType>;
+using FloatArray = NumericArray<FloatType>;
+using DoubleArray = NumericArray<DoubleType>;
+using Date32Array = NumericArray<Date32Type>;
+using Date64Array = NumericArray<Date64Type>;
+using Time32Array = NumericArray<Time32Type>;
+using Time64Array = NumericArray<Time64Type>;
+using TimestampArray = NumericArray<TimestampType>;
+using DurationArray = NumericArray<DurationType>;
+
+class FixedSizeBinaryArray : public Array {
+ public:
+  using Array::Array;
+  int32_t byte_width() const { return data_->type->bit_width() / 8; }
+  const uint8_t* GetValue(int64_t i) const {
+    return data_->GetBuffer(1) + (data_->offset + i) * byte_width();
+  }
+  std::string_view GetView(int64_t i) const {
+    return {reinterpret_cast<const char*>(GetValue(i)),
+            static_cast<size_t>(byte_width())};
+  }
+};
+
+class Decimal128Array : public FixedSizeBinaryArray {
+ public:
+  using FixedSizeBinaryArray::FixedSizeBinaryArray;
+  Decimal128 Value(int64_t i) const { return Decimal128::FromBytes(GetValue(i)); }
+  std::string FormatValue(int64_t i) const {
+    return Value(i).ToString(data_->type->scale());
+  }
+};
+
+// Variable-size binary and string arrays with 32- or 64-bit offsets.
+template <typename OffsetType>
+class BaseBinaryArray : public Array {
+ public:
+  using offset_type = OffsetType;
+  using Array::Array;
+  const OffsetType* raw_value_offsets() const {
+    return data_->template GetValues<OffsetType>(1);
+  }
+  const uint8_t* raw_data() const { return data_->GetBuffer(2); }
+  OffsetType value_offset(int64_t i) const { return raw_value_offsets()[i]; }
+  OffsetType value_length(int64_t i) const {
+    return raw_value_offsets()[i + 1] - raw_value_offsets()[i];
+  }
+  std::string_view GetView(int64_t i) const {
+    const OffsetType* o = raw_value_offsets();
+    return {reinterpret_cast<const char*>(raw_data()) + o[i],
+            static_cast<size_t>(o[i + 1] - o[i])};
+  }
+  std::string GetString(int64_t i) const { return std::string(GetView(i)); }
+  // Total bytes of data spanned by the array's values.
+  int64_t total_values_length() const {
+    return length() == 0 ? 0 : value_offset(length()) - value_offset(0);
+  }
+};
+
+using BinaryArray = BaseBinaryArray<int32_t>;
+using StringArray = BaseBinaryArray<int32_t>;
+using LargeBinaryArray = BaseBinaryArray<int64_t>;
+using LargeStringArray = BaseBinaryArray<int64_t>;
+
+// list / large_list / map: offsets into one child array.
+template <typename OffsetType>
+class BaseListArray : public Array {
+ public:
+  using offset_type = OffsetType;
+  explicit BaseListArray(ArrayDataPtr data);
+  const ArrayPtr& values() const { return values_; }
+  const TypePtr& value_type() const { return data_->type->value_type(); }
+  const OffsetType* raw_value_offsets() const {
+    return data_->template GetValues<OffsetType>(1);
+  }
+  OffsetType value_offset(int64_t i) const { return raw_value_offsets()[i]; }
+  OffsetType value_length(int64_t i) const {
+    return raw_value_offsets()[i + 1] - raw_value_offsets()[i];
+  }
+  // The i-th list as a zero-copy slice of values().
+  ArrayPtr value_slice(int64_t i) const {
+    return values_->Slice(value_offset(i), value_length(i));
+  }
+
+ protected:
+  ArrayPtr values_;
+};
+
+using ListArray = BaseListArray<int32_t>;
+using LargeListArray = BaseListArray<int64_t>;
+
+class MapArray : public ListArray {
+ public:
+  explicit MapArray(ArrayDataPtr data);
+  // The key and item children of the entries struct (same indexing as values()).
+  const ArrayPtr& keys() const { return keys_; }
+  const ArrayPtr& items() const { return items_; }
+
+ private:
+  ArrayPtr keys_;
+  ArrayPtr items_;
+};
+
+class FixedSizeListArray : public Array {
+ public:
+  explicit FixedSizeListArray(ArrayDataPtr data);
+  const ArrayPtr& values() const { return values_; }
+  int32_t list_size() const { return data_->type->list_size(); }
+  int64_t value_offset(int64_t i) const { return (data_->offset + i) * list_size(); }
+  ArrayPtr value_slice(int64_t i) const {
+    return values_->Slice(value_offset(i), list_size());
+  }
+
+ private:
+  ArrayPtr values_;
+};
+
+class StructArray : public Array {
+ public:
+  explicit StructArray(ArrayDataPtr data);
+  int num_fields() const { return static_cast<int>(data_->child_data.size()); }
+  // The i-th child, sliced to this array's offset and length.
+  ArrayPtr field(int i) const;
+  ArrayPtr GetFieldByName(std::string_view name) const;
+  // Makes a struct array from equally long children (no validity bitmap).
+  static Result<std::shared_ptr<StructArray>> Make(const std::vector<ArrayPtr>& children,
+                                                   const std::vector<std::string>& names);
+};
+
+class DictionaryArray : public Array {
+ public:
+  explicit DictionaryArray(ArrayDataPtr data);
+  const ArrayPtr& indices() const { return indices_; }
+  const ArrayPtr& dictionary() const { return dictionary_; }
+  // The index stored at i as int64 (caller checks IsValid(i)).
+  int64_t GetValueIndex(int64_t i) const;
+
+ private:
+  ArrayPtr indices_;
+  ArrayPtr dictionary_;
+};
+
+}  // namespace quiver

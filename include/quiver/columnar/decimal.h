@@ -1,0 +1,60 @@
+// Decimal128: a 128-bit two's complement integer, the storage of Arrow's
+// decimal128(precision, scale) values (little-endian in memory).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "quiver/util/result.h"
+
+namespace quiver {
+
+class Decimal128 {
+ public:
+  constexpr Decimal128() = default;
+  constexpr Decimal128(int64_t high, uint64_t low) : low_(low), high_(high) {}
+  constexpr Decimal128(int64_t v)  // NOLINT(runtime/explicit)
+      : low_(static_cast<uint64_t>(v)), high_(v < 0 ? -1 : 0) {}
+  explicit Decimal128(__int128 v)
+      : low_(static_cast<uint64_t>(v)), high_(static_cast<int64_t>(v >> 64)) {}
+
+  // Reads 16 little-endian bytes.
+  static Decimal128 FromBytes(const uint8_t* bytes) {
+    Decimal128 d;
+    std::memcpy(&d.low_, bytes, 8);
+    std::memcpy(&d.high_, bytes + 8, 8);
+    return d;
+  }
+  void ToBytes(uint8_t* out) const {
+    std::memcpy(out, &low_, 8);
+    std::memcpy(out + 8, &high_, 8);
+  }
+
+  // Parses "-123.45" as an unscaled integer with the given scale
+  // ("1.5" with scale 2 -> 150). Fails on bad syntax, overflow of 38 digits,
+  // or more fractional digits than `scale`.
+  static Result<Decimal128> FromString(std::string_view s, int32_t scale);
+
+  uint64_t low_bits() const { return low_; }
+  int64_t high_bits() const { return high_; }
+  __int128 ToInt128() const {
+    return static_cast<__int128>((static_cast<unsigned __int128>(high_) << 64) | low_);
+  }
+  // The decimal text of the unscaled value with `scale` digits after the point.
+  std::string ToString(int32_t scale) const;
+  // Number of decimal digits of |value| (0 has 1 digit).
+  int32_t NumDigits() const;
+
+  friend bool operator==(const Decimal128& a, const Decimal128& b) {
+    return a.low_ == b.low_ && a.high_ == b.high_;
+  }
+  friend bool operator!=(const Decimal128& a, const Decimal128& b) { return !(a == b); }
+
+ private:
+  uint64_t low_ = 0;
+  int64_t high_ = 0;
+};
+
+}  // namespace quiver

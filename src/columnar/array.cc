@@ -1,0 +1,251 @@
+#include "quiver/columnar/array.h"
+
+#include <algorithm>
+
+namespace quiver {
+
+ArrayPtr Array::Slice(int64_t offset, int64_t length) const {
+  offset = std::clamp<int64_t>(offset, 0, data_->length);
+  length = std::clamp<int64_t>(length, 0, data_->length - offset);
+  return MakeArray(data_->Slice(offset, length));
+}
+
+NullArray::NullArray(int64_t length)
+    : Array(ArrayData::Make(null(), length, {nullptr}, length)) {}
+
+int64_t BooleanArray::true_count() const {
+  int64_t n = 0;
+  for (int64_t i = 0; i < length(); ++i) n += (IsValid(i) && Value(i)) ? 1 : 0;
+  return n;
+}
+
+int64_t BooleanArray::false_count() const {
+  return length() - null_count() - true_count();
+}
+
+template <typename OffsetType>
+BaseListArray<OffsetType>::BaseListArray(ArrayDataPtr data) : Array(std::move(data)) {
+  if (!data_->child_data.empty() && data_->child_data[0] != nullptr) {
+    values_ = MakeArray(data_->child_data[0]);
+  }
+}
+template class BaseListArray<int32_t>;
+template class BaseListArray<int64_t>;
+
+MapArray::MapArray(ArrayDataPtr data) : ListArray(std::move(data)) {
+  if (values_ != nullptr && values_->data()->child_data.size() == 2) {
+    const ArrayDataPtr& entries = values_->data();
+    keys_ = MakeArray(entries->child_data[0]->Slice(entries->offset, entries->length));
+    items_ = MakeArray(entries->child_data[1]->Slice(entries->offset, entries->length));
+  }
+}
+
+FixedSizeListArray::FixedSizeListArray(ArrayDataPtr data) : Array(std::move(data)) {
+  if (!data_->child_data.empty() && data_->child_data[0] != nullptr) {
+    values_ = MakeArray(data_->child_data[0]);
+  }
+}
+
+StructArray::StructArray(ArrayDataPtr data) : Array(std::move(data)) {}
+
+ArrayPtr StructArray::field(int i) const {
+  const ArrayDataPtr& child = data_->child_data[i];
+  if (data_->offset == 0 && child->length == data_->length) return MakeArray(child);
+  return MakeArray(child->Slice(data_->offset, data_->length));
+}
+
+ArrayPtr StructArray::GetFieldByName(std::string_view name) const {
+  const TypePtr& t = data_->type;
+  for (int i = 0; i < t->num_fields(); ++i) {
+    if (t->field(i)->name() == name) return field(i);
+  }
+  return nullptr;
+}
+
+Result<std::shared_ptr<StructArray>> StructArray::Make(
+    const std::vector<ArrayPtr>& children, const std::vector<std::string>& names) {
+  if (children.size() != names.size()) {
+    return Status::Invalid("struct: ", children.size(), " children but ", names.size(),
+                           " names");
+  }
+  if (children.empty()) return Status::Invalid("struct needs at least one child");
+  FieldVector fields;
+  std::vector<ArrayDataPtr> child_data;
+  int64_t length = children[0]->length();
+  for (size_t i = 0; i < children.size(); ++i) {
+    if (children[i]->length() != length) {
+      return Status::Invalid("struct child ", i, " has length ", children[i]->length(),
+                             ", expected ", length);
+    }
+    fields.push_back(quiver::field(names[i], children[i]->type()));
+    child_data.push_back(children[i]->data());
+  }
+  auto data = ArrayData::Make(struct_(std::move(fields)), length, {nullptr},
+                              std::move(child_data), 0);
+  return std::make_shared<StructArray>(std::move(data));
+}
+
+DictionaryArray::DictionaryArray(ArrayDataPtr data) : Array(std::move(data)) {
+  auto idx = std::make_shared<ArrayData>(*data_);
+  idx->type = data_->type->index_type();
+  idx->dictionary = nullptr;
+  indices_ = MakeArray(std::move(idx));
+  if (data_->dictionary != nullptr) dictionary_ = MakeArray(data_->dictionary);
+}
+
+int64_t DictionaryArray::GetValueIndex(int64_t i) const {
+  const ArrayData& d = *indices_->data();
+  switch (d.type->id()) {
+    case TypeId::kInt8:
+      return d.GetValues<int8_t>(1)[i];
+    case TypeId::kInt16:
+      return d.GetValues<int16_t>(1)[i];
+    case TypeId::kInt32:
+      return d.GetValues<int32_t>(1)[i];
+    case TypeId::kInt64:
+      return d.GetValues<int64_t>(1)[i];
+    case TypeId::kUInt8:
+      return d.GetValues<uint8_t>(1)[i];
+    case TypeId::kUInt16:
+      return d.GetValues<uint16_t>(1)[i];
+    case TypeId::kUInt32:
+      return d.GetValues<uint32_t>(1)[i];
+    case TypeId::kUInt64:
+      return static_cast<int64_t>(d.GetValues<uint64_t>(1)[i]);
+    default:
+      return -1;
+  }
+}
+
+ArrayPtr MakeArray(ArrayDataPtr data) {
+  switch (data->type->id()) {
+    case TypeId::kNull:
+      return std::make_shared<NullArray>(std::move(data));
+    case TypeId::kBool:
+      return std::make_shared<BooleanArray>(std::move(data));
+    case TypeId::kInt8:
+      return std::make_shared<Int8Array>(std::move(data));
+    case TypeId::kInt16:
+      return std::make_shared<Int16Array>(std::move(data));
+    case TypeId::kInt32:
+      return std::make_shared<Int32Array>(std::move(data));
+    case TypeId::kInt64:
+      return std::make_shared<Int64Array>(std::move(data));
+    case TypeId::kUInt8:
+      return std::make_shared<UInt8Array>(std::move(data));
+    case TypeId::kUInt16:
+      return std::make_shared<UInt16Array>(std::move(data));
+    case TypeId::kUInt32:
+      return std::make_shared<UInt32Array>(std::move(data));
+    case TypeId::kUInt64:
+      return std::make_shared<UInt64Array>(std::move(data));
+    case TypeId::kHalfFloat:
+      return std::make_shared<HalfFloatArray>(std::move(data));
+    case TypeId::kFloat:
+      return std::make_shared<FloatArray>(std::move(data));
+    case TypeId::kDouble:
+      return std::make_shared<DoubleArray>(std::move(data));
+    case TypeId::kDecimal128:
+      return std::make_shared<Decimal128Array>(std::move(data));
+    case TypeId::kDate32:
+      return std::make_shared<Date32Array>(std::move(data));
+    case TypeId::kDate64:
+      return std::make_shared<Date64Array>(std::move(data));
+    case TypeId::kTime32:
+      return std::make_shared<Time32Array>(std::move(data));
+    case TypeId::kTime64:
+      return std::make_shared<Time64Array>(std::move(data));
+    case TypeId::kTimestamp:
+      return std::make_shared<TimestampArray>(std::move(data));
+    case TypeId::kDuration:
+      return std::make_shared<DurationArray>(std::move(data));
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return std::make_shared<BinaryArray>(std::move(data));
+    case TypeId::kLargeString:
+    case TypeId::kLargeBinary:
+      return std::make_shared<LargeBinaryArray>(std::move(data));
+    case TypeId::kFixedSizeBinary:
+      return std::make_shared<FixedSizeBinaryArray>(std::move(data));
+    case TypeId::kList:
+      return std::make_shared<ListArray>(std::move(data));
+    case TypeId::kLargeList:
+      return std::make_shared<LargeListArray>(std::move(data));
+    case TypeId::kMap:
+      return std::make_shared<MapArray>(std::move(data));
+    case TypeId::kFixedSizeList:
+      return std::make_shared<FixedSizeListArray>(std::move(data));
+    case TypeId::kStruct:
+      return std::make_shared<StructArray>(std::move(data));
+    case TypeId::kDictionary:
+      return std::make_shared<DictionaryArray>(std::move(data));
+  }
+  return std::make_shared<Array>(std::move(data));
+}
+
+namespace {
+
+Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPool* pool,
+                                  bool all_null) {
+  if (length < 0) return Status::Invalid("negative array length ", length);
+  const TypeId id = type->id();
+  if (id == TypeId::kNull) return ArrayData::Make(type, length, {nullptr}, length);
+  std::shared_ptr<Buffer> validity;
+  if (all_null) {
+    QUIVER_ASSIGN_OR_RAISE(validity,
+                           AllocateZeroedBuffer(bit_util::BytesForBits(length), pool));
+  }
+  const int64_t null_count = all_null ? length : 0;
+  std::vector<std::shared_ptr<Buffer>> buffers{validity};
+  std::vector<ArrayDataPtr> children;
+  if (IsPrimitive(id) || id == TypeId::kDictionary) {
+    int64_t bits = type->bit_width();
+    QUIVER_ASSIGN_OR_RAISE(auto values,
+                           AllocateZeroedBuffer(bit_util::BytesForBits(bits * length), pool));
+    buffers.push_back(std::move(values));
+  } else if (IsBaseBinary(id) || id == TypeId::kList || id == TypeId::kLargeList ||
+             id == TypeId::kMap) {
+    int64_t width = IsLargeOffsets(id) ? 8 : 4;
+    QUIVER_ASSIGN_OR_RAISE(auto offsets, AllocateZeroedBuffer(width * (length + 1), pool));
+    buffers.push_back(std::move(offsets));
+    if (IsBaseBinary(id)) {
+      QUIVER_ASSIGN_OR_RAISE(auto bytes, AllocateBuffer(0, pool));
+      buffers.push_back(std::move(bytes));
+    } else {
+      QUIVER_ASSIGN_OR_RAISE(auto child,
+                             MakeNullData(type->value_type(), 0, pool, false));
+      children.push_back(std::move(child));
+    }
+  } else if (id == TypeId::kFixedSizeList) {
+    QUIVER_ASSIGN_OR_RAISE(
+        auto child,
+        MakeNullData(type->value_type(), length * type->list_size(), pool, true));
+    children.push_back(std::move(child));
+  } else if (id == TypeId::kStruct) {
+    for (const auto& f : type->fields()) {
+      QUIVER_ASSIGN_OR_RAISE(auto child, MakeNullData(f->type(), length, pool, true));
+      children.push_back(std::move(child));
+    }
+  }
+  auto data = ArrayData::Make(type, length, std::move(buffers), std::move(children),
+                              null_count);
+  if (id == TypeId::kDictionary) {
+    QUIVER_ASSIGN_OR_RAISE(data->dictionary,
+                           MakeNullData(type->value_type(), 0, pool, false));
+  }
+  return data;
+}
+
+}  // namespace
+
+Result<ArrayPtr> MakeArrayOfNull(const TypePtr& type, int64_t length, MemoryPool* pool) {
+  QUIVER_ASSIGN_OR_RAISE(auto data, MakeNullData(type, length, pool, true));
+  return MakeArray(std::move(data));
+}
+
+Result<ArrayPtr> MakeEmptyArray(const TypePtr& type, MemoryPool* pool) {
+  QUIVER_ASSIGN_OR_RAISE(auto data, MakeNullData(type, 0, pool, false));
+  return MakeArray(std::move(data));
+}
+
+}  // namespace quiver
