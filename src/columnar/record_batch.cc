@@ -133,4 +133,37 @@ std::string RecordBatch::ToString() const {
   return ss.str();
 }
 
+Result<std::vector<RecordBatchPtr>> RecordBatchReader::ReadAll() {
+  std::vector<RecordBatchPtr> out;
+  while (true) {
+    QUIVER_ASSIGN_OR_RAISE(auto batch, Next());
+    if (batch == nullptr) break;
+    out.push_back(std::move(batch));
+  }
+  return out;
+}
+
+namespace {
+class VectorReader final : public RecordBatchReader {
+ public:
+  VectorReader(SchemaPtr schema, std::vector<RecordBatchPtr> batches)
+      : schema_(std::move(schema)), batches_(std::move(batches)) {}
+  SchemaPtr schema() const override { return schema_; }
+  Result<RecordBatchPtr> Next() override {
+    if (next_ >= batches_.size()) return RecordBatchPtr();
+    return batches_[next_++];
+  }
+
+ private:
+  SchemaPtr schema_;
+  std::vector<RecordBatchPtr> batches_;
+  size_t next_ = 0;
+};
+}  // namespace
+
+std::shared_ptr<RecordBatchReader> RecordBatchReader::FromBatches(
+    SchemaPtr schema, std::vector<RecordBatchPtr> batches) {
+  return std::make_shared<VectorReader>(std::move(schema), std::move(batches));
+}
+
 }  // namespace quiver

@@ -402,9 +402,8 @@ class DictionaryBuilder : public ArrayBuilder {
   Result<ArrayDataPtr> FinishIndices();
   Result<ArrayDataPtr> DictionarySlice(int64_t start);
 
-  std::unordered_map<std::string, int64_t> memo_;
-  std::unique_ptr<ArrayBuilder> values_builder_;
-  std::vector<ArrayDataPtr> finished_dictionary_;  // chunks already finished
+  std::unordered_map<std::string, int64_t> memo_;  // value bytes -> index
+  std::vector<std::string> dict_values_;            // value bytes by index
   int64_t delta_start_ = 0;
   BufferBuilder indices_;
   int index_width_;

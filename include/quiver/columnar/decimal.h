@@ -17,6 +17,8 @@ class Decimal128 {
   constexpr Decimal128(int64_t high, uint64_t low) : low_(low), high_(high) {}
   constexpr Decimal128(int64_t v)  // NOLINT(runtime/explicit)
       : low_(static_cast<uint64_t>(v)), high_(v < 0 ? -1 : 0) {}
+  constexpr Decimal128(int v)  // NOLINT(runtime/explicit)
+      : Decimal128(static_cast<int64_t>(v)) {}
   explicit Decimal128(__int128 v)
       : low_(static_cast<uint64_t>(v)), high_(static_cast<int64_t>(v >> 64)) {}
 

@@ -56,4 +56,19 @@ class RecordBatch {
   std::vector<ArrayDataPtr> columns_;
 };
 
+// A source of record batches of one schema: an IPC stream, an imported C
+// stream, a query result. Not thread-safe: one consumer at a time.
+class RecordBatchReader {
+ public:
+  virtual ~RecordBatchReader() = default;
+  virtual SchemaPtr schema() const = 0;
+  // The next batch, or nullptr once the source is exhausted.
+  virtual Result<RecordBatchPtr> Next() = 0;
+  // Every remaining batch.
+  Result<std::vector<RecordBatchPtr>> ReadAll();
+  // A reader over batches held in memory (all must have `schema`).
+  static std::shared_ptr<RecordBatchReader> FromBatches(SchemaPtr schema,
+                                                        std::vector<RecordBatchPtr> batches);
+};
+
 }  // namespace quiver

@@ -1,0 +1,331 @@
+// List, large list, map, fixed-size list and struct builders.
+#include <limits>
+
+#include "quiver/columnar/builder.h"
+
+namespace quiver {
+
+namespace {
+
+Status CheckChildType(const TypePtr& declared, const ArrayBuilder& child,
+                      const char* what) {
+  if (!declared->Equals(*child.type())) {
+    return Status::TypeError(what, ": child builder has type ", child.type()->ToString(),
+                             " but the type declares ", declared->ToString());
+  }
+  return Status::OK();
+}
+
+// Appends n nulls to a child, or empty values when its field is not nullable.
+Status AppendChildNulls(ArrayBuilder* child, const Field& field, int64_t n) {
+  return field.nullable() ? child->AppendNulls(n) : child->AppendEmptyValues(n);
+}
+
+Result<ArrayDataPtr> FinishChild(ArrayBuilder* child) {
+  ArrayDataPtr data;
+  QUIVER_RETURN_NOT_OK(child->FinishInternal(&data));
+  child->Reset();
+  return data;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// BaseListBuilder
+
+template <typename OffsetType>
+BaseListBuilder<OffsetType>::BaseListBuilder(MemoryPool* pool,
+                                             std::shared_ptr<ArrayBuilder> value_builder,
+                                             TypePtr type)
+    : ArrayBuilder(type ? std::move(type)
+                        : (sizeof(OffsetType) == 4 ? list(value_builder->type())
+                                                   : large_list(value_builder->type())),
+                   pool),
+      offsets_(pool_) {
+  const TypeId expected = sizeof(OffsetType) == 4 ? TypeId::kList : TypeId::kLargeList;
+  if (type_->id() != expected) {
+    Status::TypeError("list builder given type ", type_->ToString()).Abort();
+  }
+  CheckChildType(type_->value_type(), *value_builder, type_->name().c_str()).Abort();
+  children_.push_back(std::move(value_builder));
+}
+
+template <typename OffsetType>
+Status BaseListBuilder<OffsetType>::Resize(int64_t capacity) {
+  QUIVER_RETURN_NOT_OK(offsets_.Reserve(capacity + 1 - offsets_.length()));
+  return ArrayBuilder::Resize(capacity);
+}
+
+template <typename OffsetType>
+Status BaseListBuilder<OffsetType>::AppendNextOffset() {
+  const int64_t n = value_builder()->length();
+  if (n > std::numeric_limits<OffsetType>::max()) {
+    return Status::CapacityError(type_->ToString(), " cannot hold more than ",
+                                 std::numeric_limits<OffsetType>::max(), " child values");
+  }
+  offsets_.UnsafeAppend(static_cast<OffsetType>(n));
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListBuilder<OffsetType>::Append(bool is_valid) {
+  QUIVER_RETURN_NOT_OK(Reserve(1));
+  QUIVER_RETURN_NOT_OK(AppendNextOffset());
+  UnsafeAppendToBitmap(is_valid);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListBuilder<OffsetType>::AppendNulls(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendNextOffset());
+  UnsafeAppendToBitmap(n, false);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListBuilder<OffsetType>::AppendEmptyValues(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendNextOffset());
+  UnsafeAppendToBitmap(n, true);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListBuilder<OffsetType>::AppendValues(const OffsetType* offsets, int64_t n,
+                                                 const uint8_t* valid_bytes) {
+  const int64_t child_length = value_builder()->length();
+  int64_t previous = offsets_.length() > 0 ? offsets_.data()[offsets_.length() - 1] : 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (offsets[i] < previous || offsets[i] > child_length) {
+      return Status::Invalid(type_->ToString(), ": offset ", offsets[i], " at ", i,
+                             " is outside [", previous, ", ", child_length, "]");
+    }
+    previous = offsets[i];
+  }
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  QUIVER_RETURN_NOT_OK(offsets_.Append(offsets, n));
+  UnsafeAppendToBitmap(valid_bytes, n);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListBuilder<OffsetType>::FinishInternal(ArrayDataPtr* out) {
+  QUIVER_RETURN_NOT_OK(offsets_.Reserve(1));
+  QUIVER_RETURN_NOT_OK(AppendNextOffset());
+  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(value_builder()));
+  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
+  QUIVER_ASSIGN_OR_RAISE(auto offsets, offsets_.Finish());
+  *out = ArrayData::Make(type_, length_, {std::move(validity), std::move(offsets)},
+                         {std::move(values)}, null_count_);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+void BaseListBuilder<OffsetType>::Reset() {
+  ArrayBuilder::Reset();
+  offsets_.Reset();
+}
+
+template class BaseListBuilder<int32_t>;
+template class BaseListBuilder<int64_t>;
+
+// ---------------------------------------------------------------------------
+// MapBuilder
+
+MapBuilder::MapBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> key_builder,
+                       std::shared_ptr<ArrayBuilder> item_builder, bool keys_sorted)
+    : MapBuilder(pool, key_builder, item_builder,
+                 map(key_builder->type(), item_builder->type(), keys_sorted)) {}
+
+MapBuilder::MapBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> key_builder,
+                       std::shared_ptr<ArrayBuilder> item_builder, TypePtr type)
+    : ArrayBuilder(std::move(type), pool),
+      key_builder_(std::move(key_builder)),
+      item_builder_(std::move(item_builder)),
+      offsets_(pool_) {
+  if (type_->id() != TypeId::kMap) {
+    Status::TypeError("MapBuilder given type ", type_->ToString()).Abort();
+  }
+  CheckChildType(type_->key_type(), *key_builder_, "map key").Abort();
+  CheckChildType(type_->item_type(), *item_builder_, "map item").Abort();
+  children_ = {key_builder_, item_builder_};
+}
+
+Status MapBuilder::Resize(int64_t capacity) {
+  QUIVER_RETURN_NOT_OK(offsets_.Reserve(capacity + 1 - offsets_.length()));
+  return ArrayBuilder::Resize(capacity);
+}
+
+Status MapBuilder::AdjustEntries() {
+  const int64_t n = key_builder_->length();
+  if (n != item_builder_->length()) {
+    return Status::Invalid("map: ", n, " keys but ", item_builder_->length(),
+                           " items were appended");
+  }
+  if (n > std::numeric_limits<int32_t>::max()) {
+    return Status::CapacityError("map cannot hold more than 2^31-1 entries");
+  }
+  offsets_.UnsafeAppend(static_cast<int32_t>(n));
+  return Status::OK();
+}
+
+Status MapBuilder::Append() {
+  QUIVER_RETURN_NOT_OK(Reserve(1));
+  QUIVER_RETURN_NOT_OK(AdjustEntries());
+  UnsafeAppendToBitmap(true);
+  return Status::OK();
+}
+
+Status MapBuilder::AppendNulls(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AdjustEntries());
+  UnsafeAppendToBitmap(n, false);
+  return Status::OK();
+}
+
+Status MapBuilder::AppendEmptyValues(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AdjustEntries());
+  UnsafeAppendToBitmap(n, true);
+  return Status::OK();
+}
+
+Status MapBuilder::FinishInternal(ArrayDataPtr* out) {
+  QUIVER_RETURN_NOT_OK(offsets_.Reserve(1));
+  QUIVER_RETURN_NOT_OK(AdjustEntries());
+  QUIVER_ASSIGN_OR_RAISE(auto keys, FinishChild(key_builder_.get()));
+  QUIVER_ASSIGN_OR_RAISE(auto items, FinishChild(item_builder_.get()));
+  const int64_t entries_length = keys->length;
+  auto entries =
+      ArrayData::Make(type_->field(0)->type(), entries_length, {nullptr},
+                      {std::move(keys), std::move(items)}, 0);
+  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
+  QUIVER_ASSIGN_OR_RAISE(auto offsets, offsets_.Finish());
+  *out = ArrayData::Make(type_, length_, {std::move(validity), std::move(offsets)},
+                         {std::move(entries)}, null_count_);
+  return Status::OK();
+}
+
+void MapBuilder::Reset() {
+  ArrayBuilder::Reset();
+  offsets_.Reset();
+}
+
+// ---------------------------------------------------------------------------
+// FixedSizeListBuilder
+
+FixedSizeListBuilder::FixedSizeListBuilder(MemoryPool* pool,
+                                           std::shared_ptr<ArrayBuilder> value_builder,
+                                           int32_t list_size)
+    : FixedSizeListBuilder(pool, value_builder,
+                           fixed_size_list(value_builder->type(), list_size)) {}
+
+FixedSizeListBuilder::FixedSizeListBuilder(MemoryPool* pool,
+                                           std::shared_ptr<ArrayBuilder> value_builder,
+                                           TypePtr type)
+    : ArrayBuilder(std::move(type), pool) {
+  if (type_->id() != TypeId::kFixedSizeList) {
+    Status::TypeError("FixedSizeListBuilder given type ", type_->ToString()).Abort();
+  }
+  CheckChildType(type_->value_type(), *value_builder, "fixed_size_list").Abort();
+  list_size_ = type_->list_size();
+  children_.push_back(std::move(value_builder));
+}
+
+Status FixedSizeListBuilder::Append() {
+  QUIVER_RETURN_NOT_OK(Reserve(1));
+  UnsafeAppendToBitmap(true);
+  return Status::OK();
+}
+
+Status FixedSizeListBuilder::AppendNulls(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  QUIVER_RETURN_NOT_OK(
+      AppendChildNulls(value_builder(), *type_->value_field(), n * list_size_));
+  UnsafeAppendToBitmap(n, false);
+  return Status::OK();
+}
+
+Status FixedSizeListBuilder::AppendEmptyValues(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  QUIVER_RETURN_NOT_OK(value_builder()->AppendEmptyValues(n * list_size_));
+  UnsafeAppendToBitmap(n, true);
+  return Status::OK();
+}
+
+Status FixedSizeListBuilder::FinishInternal(ArrayDataPtr* out) {
+  const int64_t expected = length_ * list_size_;
+  if (value_builder()->length() != expected) {
+    return Status::Invalid(type_->ToString(), ": ", length_, " lists need ", expected,
+                           " child values, ", value_builder()->length(),
+                           " were appended");
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(value_builder()));
+  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
+  *out = ArrayData::Make(type_, length_, {std::move(validity)}, {std::move(values)},
+                         null_count_);
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+// StructBuilder
+
+StructBuilder::StructBuilder(TypePtr type, MemoryPool* pool,
+                             std::vector<std::shared_ptr<ArrayBuilder>> field_builders)
+    : ArrayBuilder(std::move(type), pool) {
+  if (type_->id() != TypeId::kStruct ||
+      type_->num_fields() != static_cast<int>(field_builders.size())) {
+    Status::TypeError("StructBuilder: type ", type_->ToString(), " given ",
+                      field_builders.size(), " field builders")
+        .Abort();
+  }
+  for (int i = 0; i < type_->num_fields(); ++i) {
+    CheckChildType(type_->field(i)->type(), *field_builders[i], "struct field").Abort();
+  }
+  children_ = std::move(field_builders);
+}
+
+Status StructBuilder::Append(bool is_valid) {
+  QUIVER_RETURN_NOT_OK(Reserve(1));
+  UnsafeAppendToBitmap(is_valid);
+  return Status::OK();
+}
+
+Status StructBuilder::AppendNulls(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int i = 0; i < num_children(); ++i) {
+    QUIVER_RETURN_NOT_OK(AppendChildNulls(child(i), *type_->field(i), n));
+  }
+  UnsafeAppendToBitmap(n, false);
+  return Status::OK();
+}
+
+Status StructBuilder::AppendEmptyValues(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int i = 0; i < num_children(); ++i) {
+    QUIVER_RETURN_NOT_OK(child(i)->AppendEmptyValues(n));
+  }
+  UnsafeAppendToBitmap(n, true);
+  return Status::OK();
+}
+
+Status StructBuilder::FinishInternal(ArrayDataPtr* out) {
+  std::vector<ArrayDataPtr> children;
+  for (int i = 0; i < num_children(); ++i) {
+    if (child(i)->length() != length_) {
+      return Status::Invalid("struct field '", type_->field(i)->name(), "' has ",
+                             child(i)->length(), " values, the struct has ", length_);
+    }
+  }
+  for (int i = 0; i < num_children(); ++i) {
+    QUIVER_ASSIGN_OR_RAISE(auto c, FinishChild(child(i)));
+    children.push_back(std::move(c));
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
+  *out = ArrayData::Make(type_, length_, {std::move(validity)}, std::move(children),
+                         null_count_);
+  return Status::OK();
+}
+
+}  // namespace quiver
