@@ -64,7 +64,8 @@ std::string_view RawValue(const ArrayData& data, int64_t i) {
       start = o[i];
       end = o[i + 1];
     }
-    return {reinterpret_cast<const char*>(bytes) + start, static_cast<size_t>(end - start)};
+    return {reinterpret_cast<const char*>(bytes) + start,
+            static_cast<size_t>(end - start)};
   }
   const int width = data.type->byte_width();
   return {reinterpret_cast<const char*>(data.GetBuffer(1)) + (data.offset + i) * width,
@@ -99,7 +100,8 @@ Status AppendRaw(ArrayBuilder* builder, std::string_view bytes) {
       if (id == TypeId::kInt16) {
         return static_cast<Int16Builder*>(builder)->Append(static_cast<int16_t>(v));
       }
-      if (id == TypeId::kHalfFloat) return static_cast<HalfFloatBuilder*>(builder)->Append(v);
+      if (id == TypeId::kHalfFloat)
+        return static_cast<HalfFloatBuilder*>(builder)->Append(v);
       return static_cast<UInt16Builder*>(builder)->Append(v);
     }
     case 4: {
@@ -145,7 +147,8 @@ Status AppendRaw(ArrayBuilder* builder, std::string_view bytes) {
       }
     }
     default:
-      return Status::TypeError("cannot append raw value to ", builder->type()->ToString());
+      return Status::TypeError("cannot append raw value to ",
+                               builder->type()->ToString());
   }
 }
 
@@ -184,13 +187,13 @@ Status DictionaryBuilder::AppendIndex(int64_t index) {
 }
 
 Status DictionaryBuilder::AppendMemo(std::string_view key) {
-  auto it = memo_.find(std::string(key));
+  auto it = memo_.find(key);
   if (it != memo_.end()) return AppendIndex(it->second);
   const int64_t index = static_cast<int64_t>(dict_values_.size());
   if (index > max_index_) {
     return Status::CapacityError("dictionary with index type ",
-                                 type_->index_type()->ToString(), " cannot hold more than ",
-                                 max_index_ + 1, " values");
+                                 type_->index_type()->ToString(),
+                                 " cannot hold more than ", max_index_ + 1, " values");
   }
   QUIVER_RETURN_NOT_OK(AppendIndex(index));
   memo_.emplace(std::string(key), index);
@@ -218,9 +221,9 @@ Status DictionaryBuilder::Append(int64_t value) {
     return Status::TypeError("Append(int64_t) on a dictionary of ", vt->ToString());
   }
   QUIVER_ASSIGN_OR_RAISE(
-      auto bytes, NarrowInteger(value, vt->byte_width(),
-                                IsUnsignedInteger(vt->id()) || vt->id() == TypeId::kHalfFloat,
-                                *vt));
+      auto bytes,
+      NarrowInteger(value, vt->byte_width(),
+                    IsUnsignedInteger(vt->id()) || vt->id() == TypeId::kHalfFloat, *vt));
   return AppendMemo(bytes);
 }
 
@@ -279,7 +282,7 @@ Status DictionaryBuilder::InsertMemoValues(const Array& values) {
       return Status::Invalid("dictionary memo values may not contain nulls");
     }
     std::string key(RawValue(*values.data(), i));
-    if (memo_.count(key)) continue;
+    if (memo_.find(key) != memo_.end()) continue;
     if (static_cast<int64_t>(dict_values_.size()) > max_index_) {
       return Status::CapacityError("dictionary index type overflow");
     }

@@ -23,7 +23,15 @@ std::string DigitsOf(unsigned __int128 v) {
 }  // namespace
 
 int32_t Decimal128::NumDigits() const {
-  return static_cast<int32_t>(DigitsOf(Abs(ToInt128())).size());
+  const unsigned __int128 v = Abs(ToInt128());
+  unsigned __int128 bound = 10;
+  int32_t digits = 1;
+  // At most 39 steps; 10^38 still fits in unsigned 128 bits.
+  while (digits < 39 && v >= bound) {
+    bound *= 10;
+    ++digits;
+  }
+  return digits;
 }
 
 std::string Decimal128::ToString(int32_t scale) const {

@@ -11,6 +11,7 @@
 // Append() on the parent (list, map, fixed_size_list, struct).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -247,8 +248,7 @@ class BinaryBuilder : public BaseBinaryBuilder<int32_t> {
 };
 class StringBuilder : public BaseBinaryBuilder<int32_t> {
  public:
-  explicit StringBuilder(MemoryPool* pool = nullptr)
-      : BaseBinaryBuilder(utf8(), pool) {}
+  explicit StringBuilder(MemoryPool* pool = nullptr) : BaseBinaryBuilder(utf8(), pool) {}
 };
 class LargeBinaryBuilder : public BaseBinaryBuilder<int64_t> {
  public:
@@ -402,8 +402,16 @@ class DictionaryBuilder : public ArrayBuilder {
   Result<ArrayDataPtr> FinishIndices();
   Result<ArrayDataPtr> DictionarySlice(int64_t start);
 
-  std::unordered_map<std::string, int64_t> memo_;  // value bytes -> index
-  std::vector<std::string> dict_values_;            // value bytes by index
+  // Transparent hashing: look up a string_view without building a string.
+  struct MemoHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>()(s);
+    }
+  };
+  std::unordered_map<std::string, int64_t, MemoHash, std::equal_to<>>
+      memo_;                              // value bytes -> index
+  std::vector<std::string> dict_values_;  // value bytes by index
   int64_t delta_start_ = 0;
   BufferBuilder indices_;
   int index_width_;

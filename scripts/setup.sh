@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs everything Quiver needs to build, test and benchmark, from Debian
+# packages and the npm registry only. Idempotent: installs only what is missing.
+# Stops with a clear message naming the step that failed.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+step() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+fail() { printf '\033[31m[setup] FAILED:\033[0m %s\n' "$*" >&2; exit 1; }
+
+# Debian packages, one per line: what they are for.
+debian_packages=(
+  build-essential cmake ninja-build pkg-config git  # toolchain
+  clang libclang-rt-14-dev libfuzzer-14-dev          # sanitizers and libFuzzer
+  clang-format clang-tidy                            # style checks
+  googletest libgtest-dev libgmock-dev               # unit tests
+  libbenchmark-dev                                   # benchmarks
+  libflatbuffers-dev flatbuffers-compiler            # Arrow IPC metadata
+  liblz4-dev libzstd-dev                             # IPC body compression
+  nlohmann-json3-dev                                 # interop test data
+  iproute2 procps                                    # multi-process tests
+)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if ((${#missing[@]})); then
+  step "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || fail "need root (or sudo) to apt-get install ${missing[*]}"
+    SUDO="sudo"
+  fi
+  $SUDO apt-get update -qq || fail "apt-get update (is the Debian mirror reachable?)"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null || fail "apt-get install ${missing[*]}"
+else
+  step "Debian packages present"
+fi
+
+# Node.js runs the Apache Arrow JS peer. Use the machine's node if it has one.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  step "installing nodejs and npm from Debian"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null ||
+    fail "apt-get install nodejs npm"
+fi
+
+# npm peers, versions pinned in package.json / package-lock.json.
+lock="$here/package-lock.json"
+stamp="$here/node_modules/.quiver-lock"
+if [[ ! -f "$stamp" ]] || ! cmp -s "$lock" "$stamp"; then
+  step "installing pinned npm packages (apache-arrow, @duckdb/node-bindings-linux-x64)"
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) ||
+    fail "npm ci (is the npm registry reachable?)"
+  cp "$lock" "$stamp"
+else
+  step "npm packages present"
+fi
+[[ -f "$here/node_modules/@duckdb/node-bindings-linux-x64/libduckdb.so" ]] ||
+  fail "libduckdb.so missing from node_modules/@duckdb/node-bindings-linux-x64"
+[[ -f "$here/node_modules/apache-arrow/package.json" ]] ||
+  fail "apache-arrow missing from node_modules"
+step "done"
