@@ -19,6 +19,7 @@ debian_packages=(
   libflatbuffers-dev flatbuffers-compiler            # Arrow IPC metadata
   liblz4-dev libzstd-dev                             # IPC body compression
   nlohmann-json3-dev                                 # interop test data
+  libtomlplusplus-dev                                # cluster config (TOML)
   iproute2 procps                                    # multi-process tests
 )
 

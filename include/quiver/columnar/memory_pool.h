@@ -105,6 +105,9 @@ MemoryPool* default_memory_pool();
 // separate accounting). Thread-safe.
 class SystemMemoryPool final : public MemoryPool {
  public:
+  using MemoryPool::Allocate;
+  using MemoryPool::Free;
+  using MemoryPool::Reallocate;
   Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override;
   Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
                     uint8_t** ptr) override;

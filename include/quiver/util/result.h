@@ -37,7 +37,11 @@ class [[nodiscard]] Result {
   Result(U&& value) : v_(T(std::forward<U>(value))) {}  // NOLINT(runtime/explicit)
 
   bool ok() const { return v_.index() == 1; }
-  Status status() const { return ok() ? Status::OK() : std::get<Status>(v_); }
+  // The error, or OK. A reference: valid as long as this Result.
+  const Status& status() const {
+    static const Status kOk;
+    return ok() ? kOk : std::get<Status>(v_);
+  }
 
   const T& ValueOrDie() const& {
     if (!ok()) internal::DieWithStatus(std::get<Status>(v_), "ValueOrDie");

@@ -1,0 +1,109 @@
+// RegionAllocator: the owner's allocator for one node's region.
+//
+// The allocator's metadata lives in the region it manages (see
+// docs/region-format.md), out of line from the data: block descriptors in a
+// table, an AVL tree of all blocks by address (for Free and Realloc
+// look-ups) and an AVL tree of free blocks by (size, address) (best fit in
+// O(log n)). Every allocation starts on a coherence granule and is padded to
+// whole granules, so no two objects ever share a cache line, and no
+// allocator metadata shares a line with data.
+//
+// Only processes of the owner node may use an allocator: its metadata must
+// stay coherent. Any number of them may allocate concurrently: a
+// process-shared robust mutex guards the metadata, and a process killed
+// while holding it leaves an undo log from which the next locker repairs
+// the metadata (see Recover). Every method is thread-safe.
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <string>
+
+#include "quiver/util/result.h"
+
+namespace quiver::memory {
+
+struct AllocatorStats {
+  uint64_t capacity = 0;      // bytes of the data area
+  uint64_t used = 0;          // bytes in live allocations (granule-padded)
+  uint64_t free = 0;          // bytes in free blocks
+  uint64_t largest_free = 0;  // largest free block
+  uint64_t live_allocations = 0;
+  uint64_t free_blocks = 0;
+  uint64_t total_allocations = 0;  // ever made
+  uint64_t recoveries = 0;         // repairs after a holder died
+  uint64_t descriptors_capacity = 0;
+};
+
+// Information about a live allocation.
+struct AllocationInfo {
+  uint64_t address = 0;
+  uint64_t size = 0;       // padded size
+  uint64_t requested = 0;  // size asked for
+  int32_t owner_pid = 0;   // process that allocated it
+  uint64_t tag = 0;        // caller's tag (SetTag)
+};
+
+class RegionAllocator {
+ public:
+  // Bytes of metadata needed to manage `data_size` bytes with `granule`.
+  static uint64_t MetadataSize(uint64_t data_size, uint64_t granule);
+
+  // Formats fresh metadata at `metadata` (MetadataSize bytes, page aligned)
+  // managing [data, data + data_size). `data` must be granule-aligned.
+  static Result<RegionAllocator> Format(void* metadata, uint64_t metadata_size,
+                                        uint8_t* data, uint64_t data_size,
+                                        uint64_t granule);
+  // Attaches to metadata formatted earlier (by this or another process of
+  // the owner node); checks its magic, version and geometry.
+  static Result<RegionAllocator> Attach(void* metadata, uint64_t metadata_size,
+                                        uint8_t* data, uint64_t data_size);
+
+  RegionAllocator() = default;
+
+  // Allocates at least `size` bytes aligned to max(alignment, granule);
+  // size 0 allocates one granule. Returns the address. OutOfMemory when no
+  // free block fits or the descriptor table is full.
+  Result<uint8_t*> Allocate(uint64_t size, uint64_t alignment = 0);
+  // Resizes in place when the block is large enough or the next block is
+  // free and big enough; otherwise allocates, copies, frees. The old
+  // pointer is invalid after success; unchanged on failure.
+  Result<uint8_t*> Reallocate(uint8_t* ptr, uint64_t new_size, uint64_t alignment = 0);
+  // Frees a live allocation. A pointer that is not the start of a live
+  // allocation is an error (naming what it points into), never corruption.
+  Status Free(uint8_t* ptr);
+  // The live allocation starting at ptr, or the one containing
+  // [ptr, ptr + len) when `containing` is true.
+  Result<AllocationInfo> Lookup(const uint8_t* ptr, uint64_t len = 0,
+                                bool containing = false);
+  // Attaches a caller-defined tag to a live allocation.
+  Status SetTag(uint8_t* ptr, uint64_t tag);
+
+  AllocatorStats Stats();
+  // Full consistency check of the metadata (block tiling, both trees,
+  // counters). O(n). For tests, recovery and `quiver status`.
+  Status CheckConsistency();
+
+  uint64_t granule() const;
+  uint8_t* data() const { return data_; }
+  uint64_t data_size() const { return data_size_; }
+  bool valid() const { return meta_ != nullptr; }
+
+  // Test hook: called at named points inside the critical section, with the
+  // lock held, so a test can kill the process mid-operation.
+  using CrashHook = void (*)(const char* point);
+  static void SetCrashHookForTesting(CrashHook hook);
+
+  struct Meta;  // the shared-memory layout (src/memory/region_allocator.cc)
+
+ private:
+  RegionAllocator(Meta* meta, uint8_t* data, uint64_t data_size)
+      : meta_(meta), data_(data), data_size_(data_size) {}
+
+  Meta* meta_ = nullptr;
+  uint8_t* data_ = nullptr;
+  uint64_t data_size_ = 0;
+};
+
+}  // namespace quiver::memory
