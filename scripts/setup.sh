@@ -21,6 +21,7 @@ debian_packages=(
   nlohmann-json3-dev                                 # interop test data
   libtomlplusplus-dev                                # cluster config (TOML)
   iproute2 procps                                    # multi-process tests
+  g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu    # compile the other flush paths
 )
 
 missing=()

@@ -68,6 +68,23 @@ struct SizeTraits {
 
 std::atomic<RegionAllocator::CrashHook> g_crash_hook{nullptr};
 
+// getpid() is a system call; allocations record the owner on every call, so
+// cache it (refreshed in the child after fork).
+std::atomic<int32_t> g_pid{0};
+int32_t CurrentPid() {
+  int32_t pid = g_pid.load(std::memory_order_relaxed);
+  if (pid == 0) {
+    static const bool registered = [] {
+      pthread_atfork(nullptr, nullptr, [] { g_pid.store(0); });
+      return true;
+    }();
+    (void)registered;
+    pid = static_cast<int32_t>(getpid());
+    g_pid.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
+}
+
 void CrashPoint(const char* name) {
   if (auto hook = g_crash_hook.load(std::memory_order_relaxed)) hook(name);
 }
@@ -383,7 +400,7 @@ Result<uint8_t*> Ops::Allocate(uint64_t size, uint64_t alignment) {
   c.state = kAllocated;
   c.requested = size;
   c.tag = 0;
-  c.owner_pid = static_cast<int32_t>(getpid());
+  c.owner_pid = CurrentPid();
   m_->used += c.size;
   m_->free_bytes -= c.size;
   ++m_->live;
