@@ -33,7 +33,9 @@ template class BaseListArray<int32_t>;
 template class BaseListArray<int64_t>;
 
 MapArray::MapArray(ArrayDataPtr data) : ListArray(std::move(data)) {
-  if (values_ != nullptr && values_->data()->child_data.size() == 2) {
+  if (values_ != nullptr && values_->data()->child_data.size() == 2 &&
+      values_->data()->child_data[0] != nullptr &&
+      values_->data()->child_data[1] != nullptr) {
     const ArrayDataPtr& entries = values_->data();
     keys_ = MakeArray(entries->child_data[0]->Slice(entries->offset, entries->length));
     items_ = MakeArray(entries->child_data[1]->Slice(entries->offset, entries->length));
@@ -200,13 +202,14 @@ Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPoo
   std::vector<ArrayDataPtr> children;
   if (IsPrimitive(id) || id == TypeId::kDictionary) {
     int64_t bits = type->bit_width();
-    QUIVER_ASSIGN_OR_RAISE(auto values,
-                           AllocateZeroedBuffer(bit_util::BytesForBits(bits * length), pool));
+    QUIVER_ASSIGN_OR_RAISE(
+        auto values, AllocateZeroedBuffer(bit_util::BytesForBits(bits * length), pool));
     buffers.push_back(std::move(values));
   } else if (IsBaseBinary(id) || id == TypeId::kList || id == TypeId::kLargeList ||
              id == TypeId::kMap) {
     int64_t width = IsLargeOffsets(id) ? 8 : 4;
-    QUIVER_ASSIGN_OR_RAISE(auto offsets, AllocateZeroedBuffer(width * (length + 1), pool));
+    QUIVER_ASSIGN_OR_RAISE(auto offsets,
+                           AllocateZeroedBuffer(width * (length + 1), pool));
     buffers.push_back(std::move(offsets));
     if (IsBaseBinary(id)) {
       QUIVER_ASSIGN_OR_RAISE(auto bytes, AllocateBuffer(0, pool));
@@ -227,8 +230,8 @@ Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPoo
       children.push_back(std::move(child));
     }
   }
-  auto data = ArrayData::Make(type, length, std::move(buffers), std::move(children),
-                              null_count);
+  auto data =
+      ArrayData::Make(type, length, std::move(buffers), std::move(children), null_count);
   if (id == TypeId::kDictionary) {
     QUIVER_ASSIGN_OR_RAISE(data->dictionary,
                            MakeNullData(type->value_type(), 0, pool, false));

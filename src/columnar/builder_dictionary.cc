@@ -406,12 +406,15 @@ Result<std::unique_ptr<ArrayBuilder>> MakeBuilder(const TypePtr& type, MemoryPoo
       return B(new TimestampBuilder(type, pool));
     case TypeId::kDuration:
       return B(new DurationBuilder(type, pool));
+    // The named subclasses, so callers may cast to StringBuilder and co.
     case TypeId::kString:
+      return B(new StringBuilder(pool));
     case TypeId::kBinary:
-      return B(new BaseBinaryBuilder<int32_t>(type, pool));
+      return B(new BinaryBuilder(pool));
     case TypeId::kLargeString:
+      return B(new LargeStringBuilder(pool));
     case TypeId::kLargeBinary:
-      return B(new BaseBinaryBuilder<int64_t>(type, pool));
+      return B(new LargeBinaryBuilder(pool));
     case TypeId::kFixedSizeBinary:
       return B(new FixedSizeBinaryBuilder(type, pool));
     case TypeId::kList:

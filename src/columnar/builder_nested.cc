@@ -197,9 +197,8 @@ Status MapBuilder::FinishInternal(ArrayDataPtr* out) {
   QUIVER_ASSIGN_OR_RAISE(auto keys, FinishChild(key_builder_.get()));
   QUIVER_ASSIGN_OR_RAISE(auto items, FinishChild(item_builder_.get()));
   const int64_t entries_length = keys->length;
-  auto entries =
-      ArrayData::Make(type_->field(0)->type(), entries_length, {nullptr},
-                      {std::move(keys), std::move(items)}, 0);
+  auto entries = ArrayData::Make(type_->field(0)->type(), entries_length, {nullptr},
+                                 {std::move(keys), std::move(items)}, 0);
   QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
   QUIVER_ASSIGN_OR_RAISE(auto offsets, offsets_.Finish());
   *out = ArrayData::Make(type_, length_, {std::move(validity), std::move(offsets)},

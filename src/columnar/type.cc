@@ -1,5 +1,6 @@
 #include "quiver/columnar/type.h"
 
+#include <limits>
 #include <sstream>
 
 namespace quiver {
@@ -193,12 +194,8 @@ const TypePtr& DataType::value_type() const {
   return f ? f->type() : kNone;
 }
 
-const FieldPtr& DataType::key_field() const {
-  return children_[0]->type()->field(0);
-}
-const FieldPtr& DataType::item_field() const {
-  return children_[0]->type()->field(1);
-}
+const FieldPtr& DataType::key_field() const { return children_[0]->type()->field(0); }
+const FieldPtr& DataType::item_field() const { return children_[0]->type()->field(1); }
 const TypePtr& DataType::key_type() const { return key_field()->type(); }
 const TypePtr& DataType::item_type() const { return item_field()->type(); }
 
@@ -443,10 +440,10 @@ TypePtr MakeSimple(TypeId id) {
 }
 }  // namespace
 
-#define QUIVER_SINGLETON_TYPE(fn, id_)              \
-  const TypePtr& fn() {                              \
-    static const TypePtr kType = MakeSimple(id_);    \
-    return kType;                                    \
+#define QUIVER_SINGLETON_TYPE(fn, id_)            \
+  const TypePtr& fn() {                           \
+    static const TypePtr kType = MakeSimple(id_); \
+    return kType;                                 \
   }
 QUIVER_SINGLETON_TYPE(null, TypeId::kNull)
 QUIVER_SINGLETON_TYPE(boolean, TypeId::kBool)
@@ -472,6 +469,11 @@ QUIVER_SINGLETON_TYPE(large_binary, TypeId::kLargeBinary)
 Result<TypePtr> MakeDecimal128(int32_t precision, int32_t scale) {
   if (precision < 1 || precision > 38) {
     return Status::Invalid("decimal128 precision must be in [1, 38], got ", precision);
+  }
+  // Values print with |scale| digits; keep that bounded for untrusted input.
+  if (scale < -kMaxDecimalScale || scale > kMaxDecimalScale) {
+    return Status::Invalid("decimal128 scale must be in [", -kMaxDecimalScale, ", ",
+                           kMaxDecimalScale, "], got ", scale);
   }
   DataType::Params p;
   p.id = TypeId::kDecimal128;
@@ -520,8 +522,10 @@ TypePtr duration(TimeUnit unit) {
 }
 
 Result<TypePtr> MakeFixedSizeBinary(int32_t byte_width) {
-  if (byte_width < 0) {
-    return Status::Invalid("fixed_size_binary width must be >= 0, got ", byte_width);
+  // bit_width() is width * 8 in an int.
+  if (byte_width < 0 || byte_width > std::numeric_limits<int32_t>::max() / 8) {
+    return Status::Invalid("fixed_size_binary width must be in [0, 2^28), got ",
+                           byte_width);
   }
   DataType::Params p;
   p.id = TypeId::kFixedSizeBinary;
@@ -543,7 +547,9 @@ TypePtr MakeList(TypeId id, FieldPtr value_field, int32_t size = 0) {
 }  // namespace
 
 TypePtr list(TypePtr value_type) { return list(field("item", std::move(value_type))); }
-TypePtr list(FieldPtr value_field) { return MakeList(TypeId::kList, std::move(value_field)); }
+TypePtr list(FieldPtr value_field) {
+  return MakeList(TypeId::kList, std::move(value_field));
+}
 TypePtr large_list(TypePtr value_type) {
   return large_list(field("item", std::move(value_type)));
 }
@@ -554,7 +560,8 @@ Result<TypePtr> MakeFixedSizeList(FieldPtr value_field, int32_t list_size) {
   if (list_size < 0) {
     return Status::Invalid("fixed_size_list size must be >= 0, got ", list_size);
   }
-  if (value_field == nullptr) return Status::Invalid("fixed_size_list without value field");
+  if (value_field == nullptr)
+    return Status::Invalid("fixed_size_list without value field");
   return MakeList(TypeId::kFixedSizeList, std::move(value_field), list_size);
 }
 TypePtr fixed_size_list(TypePtr value_type, int32_t list_size) {
@@ -591,8 +598,8 @@ Result<TypePtr> MapFromEntries(FieldPtr entries_field, bool keys_sorted) {
 
 TypePtr map(TypePtr key_type, FieldPtr item_field, bool keys_sorted) {
   auto entries = field(
-      "entries", struct_({field("key", std::move(key_type), false), std::move(item_field)}),
-      false);
+      "entries",
+      struct_({field("key", std::move(key_type), false), std::move(item_field)}), false);
   return MapFromEntries(std::move(entries), keys_sorted).ValueOrDie();
 }
 TypePtr map(TypePtr key_type, TypePtr item_type, bool keys_sorted) {
@@ -613,7 +620,8 @@ Result<TypePtr> MakeDictionary(TypePtr index_type, TypePtr value_type, bool orde
   return Make(std::move(p));
 }
 TypePtr dictionary(TypePtr index_type, TypePtr value_type, bool ordered) {
-  return MakeDictionary(std::move(index_type), std::move(value_type), ordered).ValueOrDie();
+  return MakeDictionary(std::move(index_type), std::move(value_type), ordered)
+      .ValueOrDie();
 }
 
 FieldPtr field(std::string name, TypePtr type, bool nullable, MetadataPtr metadata) {

@@ -319,14 +319,37 @@ TEST(BuilderTest, DictionaryAppendIndicesAndMemo) {
 }
 
 TEST(BuilderTest, MakeBuilderCoversEveryType) {
-  std::vector<TypePtr> types = {
-      null(), boolean(), int8(), int16(), int32(), int64(), uint8(), uint16(), uint32(),
-      uint64(), float16(), float32(), float64(), decimal128(20, 3), date32(), date64(),
-      time32(TimeUnit::kSecond), time64(TimeUnit::kNano), timestamp(TimeUnit::kMilli),
-      duration(TimeUnit::kSecond), utf8(), large_utf8(), binary(), large_binary(),
-      fixed_size_binary(5), list(int8()), large_list(utf8()),
-      fixed_size_list(float32(), 4), struct_({field("a", int8())}),
-      map(utf8(), float64()), dictionary(int32(), utf8())};
+  std::vector<TypePtr> types = {null(),
+                                boolean(),
+                                int8(),
+                                int16(),
+                                int32(),
+                                int64(),
+                                uint8(),
+                                uint16(),
+                                uint32(),
+                                uint64(),
+                                float16(),
+                                float32(),
+                                float64(),
+                                decimal128(20, 3),
+                                date32(),
+                                date64(),
+                                time32(TimeUnit::kSecond),
+                                time64(TimeUnit::kNano),
+                                timestamp(TimeUnit::kMilli),
+                                duration(TimeUnit::kSecond),
+                                utf8(),
+                                large_utf8(),
+                                binary(),
+                                large_binary(),
+                                fixed_size_binary(5),
+                                list(int8()),
+                                large_list(utf8()),
+                                fixed_size_list(float32(), 4),
+                                struct_({field("a", int8())}),
+                                map(utf8(), float64()),
+                                dictionary(int32(), utf8())};
   for (const auto& t : types) {
     auto b = MakeBuilder(t);
     ASSERT_TRUE(b.ok()) << t->ToString() << ": " << b.status().ToString();
@@ -343,8 +366,9 @@ TEST(BuilderTest, MakeBuilderCoversEveryType) {
 TEST_F(CountingPoolTest, BuildersAllocateOnlyFromTheirPool) {
   const int64_t before_default = default_memory_pool()->bytes_allocated();
   {
-    auto type = struct_({field("s", list(utf8())), field("d", dictionary(int16(), utf8())),
-                         field("m", map(int32(), float64()))});
+    auto type =
+        struct_({field("s", list(utf8())), field("d", dictionary(int16(), utf8())),
+                 field("m", map(int32(), float64()))});
     auto builder = MakeBuilder(type, &pool_).ValueOrDie();
     auto* b = static_cast<StructBuilder*>(builder.get());
     for (int i = 0; i < 1000; ++i) {

@@ -31,7 +31,7 @@ class BufferBuilder {
   }
   Status AppendZeros(int64_t n) {
     QUIVER_RETURN_NOT_OK(Reserve(n));
-    std::memset(data_ + size_, 0, static_cast<size_t>(n));
+    if (n > 0) std::memset(data_ + size_, 0, static_cast<size_t>(n));
     size_ += n;
     return Status::OK();
   }
@@ -113,7 +113,8 @@ class BitmapBuilder {
     int64_t old = bytes_.size();
     QUIVER_RETURN_NOT_OK(bytes_.Reserve(need - old));
     // Keep every reserved byte zeroed so appends only set bits.
-    std::memset(bytes_.mutable_data() + old, 0, static_cast<size_t>(bytes_.capacity() - old));
+    std::memset(bytes_.mutable_data() + old, 0,
+                static_cast<size_t>(bytes_.capacity() - old));
     bytes_.UnsafeSetSize(bytes_.capacity());
     return Status::OK();
   }

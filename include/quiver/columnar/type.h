@@ -96,11 +96,11 @@ class DataType {
   int bit_width() const;
   // bit_width()/8 for byte-sized fixed-width types, else 0.
   int byte_width() const { return bit_width() % 8 == 0 ? bit_width() / 8 : 0; }
-  TimeUnit unit() const { return unit_; }            // time32/64, timestamp, duration
+  TimeUnit unit() const { return unit_; }              // time32/64, timestamp, duration
   const std::string& timezone() const { return tz_; }  // timestamp ("" = naive)
-  int32_t precision() const { return precision_; }   // decimal128
-  int32_t scale() const { return scale_; }           // decimal128
-  int32_t list_size() const { return size_param_; }  // fixed_size_list
+  int32_t precision() const { return precision_; }     // decimal128
+  int32_t scale() const { return scale_; }             // decimal128
+  int32_t list_size() const { return size_param_; }    // fixed_size_list
   // Child fields: the value field of list-like types, the struct's fields,
   // the "entries" struct field of a map. Empty for other types.
   const FieldVector& fields() const { return children_; }
@@ -110,12 +110,12 @@ class DataType {
   const FieldPtr& value_field() const;
   const TypePtr& value_type() const;
   const TypePtr& index_type() const { return index_type_; }  // dictionary
-  bool ordered() const { return flag_; }                      // dictionary
-  bool keys_sorted() const { return flag_; }                  // map
-  const TypePtr& key_type() const;                            // map
-  const TypePtr& item_type() const;                           // map
-  const FieldPtr& key_field() const;                          // map
-  const FieldPtr& item_field() const;                         // map
+  bool ordered() const { return flag_; }                     // dictionary
+  bool keys_sorted() const { return flag_; }                 // map
+  const TypePtr& key_type() const;                           // map
+  const TypePtr& item_type() const;                          // map
+  const FieldPtr& key_field() const;                         // map
+  const FieldPtr& item_field() const;                        // map
 
   bool Equals(const DataType& other, bool check_metadata = false) const;
   bool Equals(const TypePtr& other, bool check_metadata = false) const {
@@ -226,7 +226,8 @@ const TypePtr& utf8();
 const TypePtr& large_utf8();
 const TypePtr& binary();
 const TypePtr& large_binary();
-// decimal128 requires 1 <= precision <= 38; any scale.
+// decimal128 requires 1 <= precision <= 38 and |scale| <= kMaxDecimalScale.
+constexpr int32_t kMaxDecimalScale = 1024;
 Result<TypePtr> MakeDecimal128(int32_t precision, int32_t scale);
 TypePtr decimal128(int32_t precision, int32_t scale);  // aborts if invalid
 // time32 takes s or ms; time64 takes us or ns.
@@ -252,7 +253,8 @@ TypePtr map(TypePtr key_type, FieldPtr item_field, bool keys_sorted = false);
 // A map from an explicit entries field (names as given); validated.
 Result<TypePtr> MapFromEntries(FieldPtr entries_field, bool keys_sorted);
 // Dictionary-encoded `value_type` with integer `index_type`.
-Result<TypePtr> MakeDictionary(TypePtr index_type, TypePtr value_type, bool ordered = false);
+Result<TypePtr> MakeDictionary(TypePtr index_type, TypePtr value_type,
+                               bool ordered = false);
 TypePtr dictionary(TypePtr index_type, TypePtr value_type, bool ordered = false);
 
 FieldPtr field(std::string name, TypePtr type, bool nullable = true,
@@ -264,8 +266,8 @@ bool IsInteger(TypeId id);
 bool IsSignedInteger(TypeId id);
 bool IsUnsignedInteger(TypeId id);
 bool IsFloating(TypeId id);
-bool IsPrimitive(TypeId id);  // fixed-width values in one data buffer (incl. bool)
-bool IsBaseBinary(TypeId id);  // string, large_string, binary, large_binary
+bool IsPrimitive(TypeId id);     // fixed-width values in one data buffer (incl. bool)
+bool IsBaseBinary(TypeId id);    // string, large_string, binary, large_binary
 bool IsLargeOffsets(TypeId id);  // large_string, large_binary, large_list
 bool IsListLike(TypeId id);      // list, large_list, fixed_size_list, map
 bool IsNested(TypeId id);        // has child arrays
