@@ -1,0 +1,392 @@
+// Rebuilding arrays from a RecordBatch / DictionaryBatch message.
+//
+// The message is untrusted: counts are compared with the schema before any
+// indexing, every buffer is checked to be long enough for the lengths the
+// field nodes state (with overflow-safe arithmetic), and offsets are checked
+// at both ends before a child or data range is derived from them. Validate()
+// then runs on the result.
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "columnar/ipc/compression.h"
+#include "columnar/ipc/metadata_internal.h"
+#include "quiver/columnar/bit_util.h"
+#include "quiver/columnar/ipc/message.h"
+
+namespace quiver::ipc {
+
+namespace {
+
+// One zero offset (8 bytes): the offsets of an empty array sent without any.
+std::shared_ptr<Buffer> ZeroOffsets() {
+  alignas(8) static const uint8_t kZeros[8] = {};
+  static const std::shared_ptr<Buffer> buffer = Buffer::Wrap(kZeros, 8);
+  return buffer;
+}
+
+// a * b, or false on overflow (both non-negative).
+bool MulOk(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+// Node and buffer counts of `type` in a batch.
+Status CountLayout(const DataType& type, int depth, int max_depth, int64_t* nodes,
+                   int64_t* buffers) {
+  if (depth > max_depth) {
+    return Status::Invalid("type nested deeper than ", max_depth, " levels");
+  }
+  ++*nodes;
+  *buffers += LayoutBufferCount(type.id());
+  if (type.id() == TypeId::kDictionary) return Status::OK();
+  for (const FieldPtr& child : type.fields()) {
+    QUIVER_RETURN_NOT_OK(
+        CountLayout(*child->type(), depth + 1, max_depth, nodes, buffers));
+  }
+  return Status::OK();
+}
+
+class ArrayLoader {
+ public:
+  ArrayLoader(const BatchMetadata& md, const BodyResolver& resolver,
+              const DictionaryMemo& memo, const IpcReadOptions& options)
+      : md_(md),
+        resolver_(resolver),
+        memo_(memo),
+        options_(options),
+        pool_(options.pool ? options.pool : default_memory_pool()) {}
+
+  // Checks the counts of the header against `types` (one per column).
+  Status CheckCounts(const std::vector<const DataType*>& types) {
+    int64_t nodes = 0, buffers = 0;
+    for (const DataType* t : types) {
+      QUIVER_RETURN_NOT_OK(
+          CountLayout(*t, 0, options_.max_nesting_depth, &nodes, &buffers));
+    }
+    if (nodes != static_cast<int64_t>(md_.nodes.size())) {
+      return Status::Invalid("batch has ", md_.nodes.size(),
+                             " field nodes, the schema needs ", nodes);
+    }
+    if (buffers != static_cast<int64_t>(md_.buffers.size())) {
+      return Status::Invalid("batch has ", md_.buffers.size(),
+                             " buffer entries, the schema needs ", buffers);
+    }
+    return Status::OK();
+  }
+
+  Result<ArrayDataPtr> Load(const TypePtr& type, std::vector<int>* path, int depth) {
+    if (depth > options_.max_nesting_depth) {
+      return Status::Invalid("type nested deeper than ", options_.max_nesting_depth);
+    }
+    if (node_index_ >= md_.nodes.size()) return Status::Invalid("ran out of field nodes");
+    const int64_t node_index = static_cast<int64_t>(node_index_);
+    const FieldNode node = md_.nodes[node_index_++];
+    auto out = std::make_shared<ArrayData>();
+    out->type = type;
+    out->length = node.length;
+    out->null_count = node.null_count;
+    Status st = LoadInto(node, path, depth, out.get());
+    if (!st.ok()) {
+      return st.WithContext("field node " + std::to_string(node_index) + " (" +
+                            type->ToString() + ", length " + std::to_string(node.length) +
+                            ")");
+    }
+    return out;
+  }
+
+ private:
+  Status LoadInto(const FieldNode& node, std::vector<int>* path, int depth,
+                  ArrayData* out) {
+    const TypeId id = out->type->id();
+    if (id == TypeId::kNull) {
+      out->buffers = {nullptr};
+      out->null_count = node.length;
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto validity, LoadValidity(node));
+    out->buffers.push_back(std::move(validity));
+    if (out->buffers[0] == nullptr) out->null_count = 0;
+    switch (id) {
+      case TypeId::kBool:
+        return LoadFixed(node, 1, /*bits=*/true, out);
+      case TypeId::kString:
+      case TypeId::kBinary:
+      case TypeId::kList:
+      case TypeId::kMap:
+        return LoadVarSize<int32_t>(node, path, depth, out);
+      case TypeId::kLargeString:
+      case TypeId::kLargeBinary:
+      case TypeId::kLargeList:
+        return LoadVarSize<int64_t>(node, path, depth, out);
+      case TypeId::kFixedSizeList:
+        return LoadFixedSizeList(node, path, depth, out);
+      case TypeId::kStruct:
+        return LoadStruct(node, path, depth, out);
+      case TypeId::kDictionary:
+        return LoadDictionary(node, path, out);
+      case TypeId::kFixedSizeBinary:  // may be 0 bytes wide
+        return LoadFixed(node, out->type->byte_width(), /*bits=*/false, out);
+      default: {
+        const int width = out->type->byte_width();
+        if (width <= 0) return Status::NotImplemented("type ", out->type->ToString());
+        return LoadFixed(node, width, /*bits=*/false, out);
+      }
+    }
+  }
+
+  // The next buffer entry, resolved, decompressed and aligned.
+  Result<std::shared_ptr<Buffer>> NextBuffer() {
+    if (buffer_index_ >= md_.buffers.size()) return Status::Invalid("ran out of buffers");
+    const int64_t index = static_cast<int64_t>(buffer_index_++);
+    const BufferSpec& spec = md_.buffers[index];
+    auto resolved = resolver_(index, spec.offset, spec.length);
+    if (!resolved.ok()) return resolved.status();
+    std::shared_ptr<Buffer> buf = std::move(*resolved);
+    if (buf == nullptr || buf->size() != spec.length) {
+      return Status::Invalid("buffer ", index, " [offset ", spec.offset, ", length ",
+                             spec.length, "] did not resolve to ", spec.length, " bytes");
+    }
+    if (md_.compression != Compression::kUncompressed) {
+      int64_t allocated = 0;
+      auto plain = internal::DecompressBuffer(
+          md_.compression, buf, options_.max_decompressed_size - decompressed_, pool_,
+          &allocated);
+      decompressed_ += allocated;
+      if (!plain.ok()) {
+        return plain.status().WithContext("buffer " + std::to_string(index) +
+                                          " [offset " + std::to_string(spec.offset) +
+                                          ", length " + std::to_string(spec.length) +
+                                          "]");
+      }
+      buf = std::move(*plain);
+    }
+    if (buf->size() > 0) {
+      QUIVER_ASSIGN_OR_RAISE(buf, internal::EnsureAligned(buf, pool_));
+    }
+    last_index_ = index;
+    return buf;
+  }
+
+  Status TooShort(const char* what, const Buffer& buf, int64_t needed) {
+    return Status::Invalid(what, " buffer ", last_index_, " has ", buf.size(),
+                           " bytes, needs ", needed);
+  }
+
+  Result<std::shared_ptr<Buffer>> LoadValidity(const FieldNode& node) {
+    QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
+    if (node.null_count == 0) return std::shared_ptr<Buffer>();  // bitmap not needed
+    const int64_t needed = bit_util::BytesForBits(node.length);
+    if (buf->size() < needed) return TooShort("validity", *buf, needed);
+    return buf;
+  }
+
+  Status LoadFixed(const FieldNode& node, int64_t width, bool bits, ArrayData* out) {
+    QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
+    int64_t needed;
+    if (bits) {
+      needed = bit_util::BytesForBits(node.length);
+    } else if (!MulOk(node.length, width, &needed)) {
+      return Status::Invalid("length ", node.length, " x ", width, " bytes overflows");
+    }
+    if (buf->size() < needed) return TooShort("values", *buf, needed);
+    out->buffers.push_back(std::move(buf));
+    return Status::OK();
+  }
+
+  template <typename O>
+  static O OffsetAt(const Buffer& buf, int64_t i) {
+    O v;
+    std::memcpy(&v, buf.data() + i * static_cast<int64_t>(sizeof(O)), sizeof(O));
+    return v;
+  }
+
+  // Loads the offsets and returns their first and last values.
+  template <typename O>
+  Status LoadOffsets(const FieldNode& node, ArrayData* out, int64_t* first,
+                     int64_t* last) {
+    QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
+    *first = *last = 0;
+    if (node.length == 0 && buf->size() == 0) {
+      out->buffers.push_back(Buffer::SliceSafe(ZeroOffsets(), 0, sizeof(O)).ValueOrDie());
+      return Status::OK();
+    }
+    int64_t needed;
+    if (node.length == std::numeric_limits<int64_t>::max() ||
+        !MulOk(node.length + 1, static_cast<int64_t>(sizeof(O)), &needed)) {
+      return Status::Invalid("length ", node.length, " overflows the offsets size");
+    }
+    if (buf->size() < needed) return TooShort("offsets", *buf, needed);
+    *first = OffsetAt<O>(*buf, 0);
+    *last = OffsetAt<O>(*buf, node.length);
+    if (*first < 0 || *last < *first) {
+      return Status::Invalid("offsets buffer ", last_index_, " runs from ", *first,
+                             " to ", *last);
+    }
+    out->buffers.push_back(std::move(buf));
+    return Status::OK();
+  }
+
+  template <typename O>
+  Status LoadVarSize(const FieldNode& node, std::vector<int>* path, int depth,
+                     ArrayData* out) {
+    int64_t first, last;
+    QUIVER_RETURN_NOT_OK(LoadOffsets<O>(node, out, &first, &last));
+    if (IsBaseBinary(out->type->id())) {
+      QUIVER_ASSIGN_OR_RAISE(auto data, NextBuffer());
+      if (data->size() < last) return TooShort("data", *data, last);
+      out->buffers.push_back(std::move(data));
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(0, path, depth, out));
+    if (child->length < last) {
+      return Status::Invalid("offsets reach ", last, " but the child has ", child->length,
+                             " values");
+    }
+    return Status::OK();
+  }
+
+  Status LoadFixedSizeList(const FieldNode& node, std::vector<int>* path, int depth,
+                           ArrayData* out) {
+    QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(0, path, depth, out));
+    int64_t needed;
+    if (!MulOk(node.length, out->type->list_size(), &needed)) {
+      return Status::Invalid("length ", node.length, " x list size ",
+                             out->type->list_size(), " overflows");
+    }
+    if (child->length < needed) {
+      return Status::Invalid("child has ", child->length, " values, needs ", needed);
+    }
+    return Status::OK();
+  }
+
+  Status LoadStruct(const FieldNode& node, std::vector<int>* path, int depth,
+                    ArrayData* out) {
+    for (int i = 0; i < out->type->num_fields(); ++i) {
+      QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(i, path, depth, out));
+      if (child->length < node.length) {
+        return Status::Invalid("struct child ", i, " has ", child->length,
+                               " values, needs ", node.length);
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<ArrayDataPtr> LoadChild(int i, std::vector<int>* path, int depth,
+                                 ArrayData* out) {
+    path->push_back(i);
+    auto child = Load(out->type->field(i)->type(), path, depth + 1);
+    path->pop_back();
+    QUIVER_RETURN_NOT_OK(child.status());
+    out->child_data.push_back(*child);
+    return *child;
+  }
+
+  Status LoadDictionary(const FieldNode& node, std::vector<int>* path, ArrayData* out) {
+    const int width = out->type->index_type()->byte_width();
+    QUIVER_RETURN_NOT_OK(LoadFixed(node, width, /*bits=*/false, out));
+    QUIVER_ASSIGN_OR_RAISE(int64_t id, memo_.fields().IdForPath(*path));
+    QUIVER_ASSIGN_OR_RAISE(out->dictionary, memo_.GetDictionary(id));
+    return Status::OK();
+  }
+
+  const BatchMetadata& md_;
+  const BodyResolver& resolver_;
+  const DictionaryMemo& memo_;
+  const IpcReadOptions& options_;
+  MemoryPool* pool_;
+  size_t node_index_ = 0;
+  size_t buffer_index_ = 0;
+  int64_t last_index_ = 0;
+  int64_t decompressed_ = 0;  // bytes allocated by decompression so far
+};
+
+Status ValidateColumns(const RecordBatch& batch, const IpcReadOptions& options) {
+  QUIVER_RETURN_NOT_OK(batch.Validate());
+  if (options.validate_full) QUIVER_RETURN_NOT_OK(batch.ValidateFull());
+  return Status::OK();
+}
+
+}  // namespace
+
+BodyResolver PackedBodyResolver(std::shared_ptr<Buffer> body) {
+  return [body = std::move(body)](int64_t index, int64_t offset,
+                                  int64_t length) -> Result<std::shared_ptr<Buffer>> {
+    const int64_t size = body ? body->size() : 0;
+    if (offset < 0 || length < 0 || offset > size || length > size - offset) {
+      return Status::Invalid("buffer ", index, " [offset ", offset, ", length ", length,
+                             "] exceeds body of ", size, " bytes");
+    }
+    if (body == nullptr) return Buffer::Wrap(ZeroSizeArea(), 0);
+    return Buffer::SliceSafe(body, offset, length);
+  };
+}
+
+Result<RecordBatchPtr> DecodeRecordBatch(const Message& message, const SchemaPtr& schema,
+                                         const DictionaryMemo& memo,
+                                         const BodyResolver& resolver,
+                                         const IpcReadOptions& options) {
+  if (message.type() != MessageType::kRecordBatch) {
+    return Status::Invalid("expected a RecordBatch message, got ",
+                           MessageTypeName(message.type()));
+  }
+  QUIVER_ASSIGN_OR_RAISE(BatchMetadata md, message.batch_metadata());
+  ArrayLoader loader(md, resolver, memo, options);
+  std::vector<const DataType*> types;
+  for (const FieldPtr& f : schema->fields()) types.push_back(f->type().get());
+  QUIVER_RETURN_NOT_OK(loader.CheckCounts(types));
+  std::vector<ArrayDataPtr> columns;
+  columns.reserve(schema->fields().size());
+  std::vector<int> path;
+  for (int i = 0; i < schema->num_fields(); ++i) {
+    path.assign(1, i);
+    auto column = loader.Load(schema->field(i)->type(), &path, 0);
+    if (!column.ok()) {
+      return column.status().WithContext("column '" + schema->field(i)->name() + "'");
+    }
+    if ((*column)->length != md.length) {
+      return Status::Invalid("column '", schema->field(i)->name(), "' has ",
+                             (*column)->length, " rows, the batch states ", md.length);
+    }
+    columns.push_back(std::move(*column));
+  }
+  auto batch = RecordBatch::Make(schema, md.length, std::move(columns));
+  QUIVER_RETURN_NOT_OK(ValidateColumns(*batch, options));
+  return batch;
+}
+
+Result<DictionaryUpdate> DecodeDictionaryBatch(const Message& message,
+                                               DictionaryMemo* memo,
+                                               const BodyResolver& resolver,
+                                               const IpcReadOptions& options) {
+  if (message.type() != MessageType::kDictionaryBatch) {
+    return Status::Invalid("expected a DictionaryBatch message, got ",
+                           MessageTypeName(message.type()));
+  }
+  const int64_t id = message.dictionary_id();
+  const DictionaryField* field = memo->fields().FindById(id);
+  if (field == nullptr) {
+    return Status::Invalid("dictionary batch for id ", id,
+                           ", which no field of the schema uses");
+  }
+  QUIVER_ASSIGN_OR_RAISE(BatchMetadata md, message.batch_metadata());
+  const TypePtr& value_type = field->type->value_type();
+  ArrayLoader loader(md, resolver, *memo, options);
+  QUIVER_RETURN_NOT_OK(loader.CheckCounts({value_type.get()}));
+  std::vector<int> path = field->path;
+  auto values = loader.Load(value_type, &path, 0);
+  if (!values.ok()) {
+    return values.status().WithContext("dictionary " + std::to_string(id));
+  }
+  if ((*values)->length != md.length) {
+    return Status::Invalid("dictionary ", id, " has ", (*values)->length,
+                           " values, the batch states ", md.length);
+  }
+  ArrayPtr array = MakeArray(*values);
+  Status st = options.validate_full ? array->ValidateFull() : array->Validate();
+  if (!st.ok()) return st.WithContext("dictionary " + std::to_string(id));
+  return memo->Apply(id, message.is_delta(), std::move(*values), options.pool);
+}
+
+}  // namespace quiver::ipc

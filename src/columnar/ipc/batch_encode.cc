@@ -1,0 +1,286 @@
+// Gathering the buffers of a batch into an IPC body payload.
+//
+// Buffers are referenced, not copied, wherever the format allows: only
+// bitmaps of arrays sliced at a bit offset that is not a multiple of 8,
+// offsets of sliced variable-size arrays (which must start at 0 on the wire)
+// and compressed buffers are new memory.
+
+#include <cstring>
+#include <limits>
+
+#include "columnar/ipc/compression.h"
+#include "quiver/columnar/bit_util.h"
+#include "quiver/columnar/ipc/message.h"
+
+namespace quiver::ipc {
+
+namespace {
+
+// One zero offset, the offsets buffer of every empty variable-size array.
+std::shared_ptr<Buffer> ZeroOffsets() {
+  alignas(8) static const uint8_t kZeros[8] = {};
+  static const std::shared_ptr<Buffer> buffer = Buffer::Wrap(kZeros, 8);
+  return buffer;
+}
+
+class PayloadAssembler {
+ public:
+  PayloadAssembler(const IpcWriteOptions& options, BatchPayload* out)
+      : options_(options),
+        pool_(options.pool ? options.pool : default_memory_pool()),
+        out_(out) {}
+
+  Status Visit(const ArrayData& a, int depth) {
+    if (depth > options_.max_nesting_depth) {
+      return Status::Invalid("array nested deeper than ", options_.max_nesting_depth,
+                             " levels");
+    }
+    const TypeId id = a.type->id();
+    if (id == TypeId::kNull) {
+      AddNode(a.length, a.length);
+      return Status::OK();
+    }
+    const int64_t null_count = a.GetNullCount();
+    AddNode(a.length, null_count);
+    if (null_count == 0) {
+      AddBuffer(nullptr);
+    } else {
+      QUIVER_RETURN_NOT_OK(AddBitmap(a, 0, "validity"));
+    }
+    switch (id) {
+      case TypeId::kBool:
+        return AddBitmap(a, 1, "values");
+      case TypeId::kString:
+      case TypeId::kBinary:
+      case TypeId::kList:
+      case TypeId::kMap:
+        return VisitVarSize<int32_t>(a, depth);
+      case TypeId::kLargeString:
+      case TypeId::kLargeBinary:
+      case TypeId::kLargeList:
+        return VisitVarSize<int64_t>(a, depth);
+      case TypeId::kFixedSizeList: {
+        const int64_t size = a.type->list_size();
+        QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
+        return Visit(*child->Slice(a.offset * size, a.length * size), depth + 1);
+      }
+      case TypeId::kStruct:
+        for (int i = 0; i < static_cast<int>(a.child_data.size()); ++i) {
+          QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, i));
+          if (a.offset == 0 && child->length == a.length) {
+            QUIVER_RETURN_NOT_OK(Visit(*child, depth + 1));
+          } else {
+            QUIVER_RETURN_NOT_OK(Visit(*child->Slice(a.offset, a.length), depth + 1));
+          }
+        }
+        return Status::OK();
+      case TypeId::kDictionary:
+        return AddValues(a, a.type->index_type()->byte_width());
+      case TypeId::kFixedSizeBinary:
+        return AddValues(a, a.type->byte_width());  // may be 0 bytes wide
+      default:
+        if (a.type->byte_width() <= 0) {
+          return Status::NotImplemented("IPC writer: type ", a.type->ToString());
+        }
+        return AddValues(a, a.type->byte_width());
+    }
+  }
+
+  // Compresses if asked and lays the buffers out in the body.
+  Status Finish(int64_t length) {
+    BatchMetadata& md = out_->metadata;
+    md.length = length;
+    md.compression = options_.compression;
+    if (options_.compression != Compression::kUncompressed) {
+      for (auto& b : out_->buffers) {
+        if (b == nullptr || b->size() == 0) continue;
+        QUIVER_ASSIGN_OR_RAISE(
+            b, internal::CompressBuffer(options_.compression, options_.compression_level,
+                                        b->data(), b->size(), pool_));
+      }
+    }
+    const int64_t align = options_.alignment;
+    int64_t pos = 0;
+    md.buffers.clear();
+    md.buffers.reserve(out_->buffers.size());
+    for (const auto& b : out_->buffers) {
+      const int64_t size = b ? b->size() : 0;
+      md.buffers.push_back(BufferSpec{pos, size});
+      pos += (size + align - 1) & ~(align - 1);
+    }
+    md.body_length = pos;
+    return Status::OK();
+  }
+
+ private:
+  void AddNode(int64_t length, int64_t null_count) {
+    out_->metadata.nodes.push_back(FieldNode{length, null_count});
+  }
+  void AddBuffer(std::shared_ptr<Buffer> buffer) {
+    out_->buffers.push_back(std::move(buffer));
+  }
+
+  Result<ArrayDataPtr> Child(const ArrayData& a, int i) {
+    if (i >= static_cast<int>(a.child_data.size()) || a.child_data[i] == nullptr) {
+      return Status::Invalid("array of ", a.type->ToString(), " lacks child ", i);
+    }
+    return a.child_data[i];
+  }
+
+  Result<const std::shared_ptr<Buffer>*> Slot(const ArrayData& a, int i,
+                                              const char* what) {
+    if (i >= static_cast<int>(a.buffers.size()) || a.buffers[i] == nullptr) {
+      return Status::Invalid("array of ", a.type->ToString(), " (length ", a.length,
+                             ") has no ", what, " buffer");
+    }
+    return &a.buffers[i];
+  }
+
+  // A bitmap re-aligned to bit 0: a slice when the offset is byte-aligned,
+  // else a re-packed copy.
+  Status AddBitmap(const ArrayData& a, int i, const char* what) {
+    if (a.length == 0) {
+      AddBuffer(nullptr);
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, i, what));
+    const std::shared_ptr<Buffer>& bits = *slot;
+    const int64_t nbytes = bit_util::BytesForBits(a.length);
+    if (bit_util::BytesForBits(a.offset + a.length) > bits->size()) {
+      return Status::Invalid("array of ", a.type->ToString(), ": ", what, " bitmap of ",
+                             bits->size(), " bytes is too short for offset ", a.offset,
+                             " and length ", a.length);
+    }
+    if (a.offset % 8 == 0) {
+      QUIVER_ASSIGN_OR_RAISE(auto slice, Buffer::SliceSafe(bits, a.offset / 8, nbytes));
+      AddBuffer(std::move(slice));
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto copy, AllocateZeroedBuffer(nbytes, pool_));
+    bit_util::CopyBitmap(bits->data(), a.offset, a.length, copy->mutable_data(), 0);
+    AddBuffer(std::move(copy));
+    return Status::OK();
+  }
+
+  Status AddValues(const ArrayData& a, int64_t width) {
+    if (a.length == 0 || width == 0) {
+      AddBuffer(nullptr);
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, 1, "values"));
+    auto slice = Buffer::SliceSafe(*slot, a.offset * width, a.length * width);
+    if (!slice.ok()) {
+      return slice.status().WithContext("array of " + a.type->ToString() + " values");
+    }
+    AddBuffer(std::move(*slice));
+    return Status::OK();
+  }
+
+  // Adds the offsets (re-based to 0) and returns the span [first, last) they
+  // cover in the data buffer or child.
+  template <typename O>
+  Status AddOffsets(const ArrayData& a, int64_t* first, int64_t* last) {
+    *first = *last = 0;
+    if (a.length == 0) {
+      AddBuffer(Buffer::SliceSafe(ZeroOffsets(), 0, sizeof(O)).ValueOrDie());
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, 1, "offsets"));
+    const std::shared_ptr<Buffer>& buf = *slot;
+    const int64_t count = a.length + 1;
+    if ((a.offset + count) * static_cast<int64_t>(sizeof(O)) > buf->size()) {
+      return Status::Invalid("array of ", a.type->ToString(), ": offsets buffer of ",
+                             buf->size(), " bytes is too short for offset ", a.offset,
+                             " and length ", a.length);
+    }
+    const O* src = buf->data_as<O>() + a.offset;
+    *first = src[0];
+    *last = src[a.length];
+    if (*first < 0 || *last < *first) {
+      return Status::Invalid("array of ", a.type->ToString(), ": offsets run from ",
+                             *first, " to ", *last);
+    }
+    if (*first == 0) {
+      AddBuffer(
+          Buffer::SliceSafe(buf, a.offset * sizeof(O), count * sizeof(O)).ValueOrDie());
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto rebased,
+                           AllocateResizableBuffer(count * sizeof(O), pool_));
+    O* dst = rebased->mutable_data_as<O>();
+    for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<O>(src[i] - src[0]);
+    rebased->ZeroPadding();
+    AddBuffer(std::move(rebased));
+    return Status::OK();
+  }
+
+  template <typename O>
+  Status VisitVarSize(const ArrayData& a, int depth) {
+    int64_t first, last;
+    QUIVER_RETURN_NOT_OK(AddOffsets<O>(a, &first, &last));
+    if (IsBaseBinary(a.type->id())) {
+      if (last == first) {
+        AddBuffer(nullptr);
+        return Status::OK();
+      }
+      QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, 2, "data"));
+      auto data = Buffer::SliceSafe(*slot, first, last - first);
+      if (!data.ok()) return data.status().WithContext("array of " + a.type->ToString());
+      AddBuffer(std::move(*data));
+      return Status::OK();
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
+    if (last > child->length) {
+      return Status::Invalid("array of ", a.type->ToString(), ": offsets reach ", last,
+                             " but the child has ", child->length, " values");
+    }
+    if (first == 0 && last == child->length) return Visit(*child, depth + 1);
+    return Visit(*child->Slice(first, last - first), depth + 1);
+  }
+
+  const IpcWriteOptions& options_;
+  MemoryPool* pool_;
+  BatchPayload* out_;
+};
+
+Status CheckOptions(const IpcWriteOptions& options) {
+  const int32_t a = options.alignment;
+  if (a < 8 || (a & (a - 1)) != 0) {
+    return Status::Invalid("IPC alignment must be a power of two >= 8, got ", a);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<BatchPayload> AssembleRecordBatch(const RecordBatch& batch,
+                                         const IpcWriteOptions& options) {
+  QUIVER_RETURN_NOT_OK(CheckOptions(options));
+  BatchPayload out;
+  PayloadAssembler assembler(options, &out);
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    const ArrayDataPtr& column = batch.column_data(i);
+    if (column == nullptr || column->length != batch.num_rows()) {
+      return Status::Invalid("column ", i, " ('", batch.column_name(i), "') has ",
+                             column ? column->length : 0, " rows, the batch has ",
+                             batch.num_rows());
+    }
+    Status st = assembler.Visit(*column, 0);
+    if (!st.ok()) return st.WithContext("column '" + batch.column_name(i) + "'");
+  }
+  QUIVER_RETURN_NOT_OK(assembler.Finish(batch.num_rows()));
+  return out;
+}
+
+Result<BatchPayload> AssembleDictionary(const ArrayDataPtr& values,
+                                        const IpcWriteOptions& options) {
+  QUIVER_RETURN_NOT_OK(CheckOptions(options));
+  if (values == nullptr) return Status::Invalid("null dictionary values");
+  BatchPayload out;
+  PayloadAssembler assembler(options, &out);
+  QUIVER_RETURN_NOT_OK(assembler.Visit(*values, 0));
+  QUIVER_RETURN_NOT_OK(assembler.Finish(values->length));
+  return out;
+}
+
+}  // namespace quiver::ipc

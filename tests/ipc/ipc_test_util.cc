@@ -1,0 +1,320 @@
+#include "ipc_test_util.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace quiver::ipc::test {
+
+namespace {
+
+const char* const kWords[] = {"alpha",   "beta", "",    "gamma", "delta",
+                              "epsilon", "zeta", "eta", "theta", "a longer string value"};
+
+template <typename Tag>
+Status AppendNumeric(ArrayBuilder* b, typename Tag::c_type v) {
+  return static_cast<NumericBuilder<Tag>*>(b)->Append(v);
+}
+
+std::string RandomBytes(std::mt19937& rng, size_t n) {
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>('a' + rng() % 26);
+  return s;
+}
+
+int64_t Within(std::mt19937& rng, int64_t n) {
+  return static_cast<int64_t>(rng() % static_cast<uint64_t>(n));
+}
+
+Status AppendRandom(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
+                    int null_percent);
+
+Status AppendDictionaryValue(DictionaryBuilder* b, const DataType& vt,
+                             std::mt19937& rng) {
+  const int64_t pick = Within(rng, 10);
+  switch (vt.id()) {
+    case TypeId::kString:
+    case TypeId::kLargeString:
+    case TypeId::kBinary:
+    case TypeId::kLargeBinary:
+      return b->Append(std::string_view(kWords[pick]));
+    case TypeId::kFloat:
+    case TypeId::kDouble:
+      return b->Append(static_cast<double>(pick) * 0.5);
+    default:
+      return b->Append(static_cast<int64_t>(pick * 7 - 20));
+  }
+}
+
+Status AppendChildren(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
+                      int null_percent, int child, int64_t count) {
+  const FieldPtr& f = type.field(child);
+  for (int64_t i = 0; i < count; ++i) {
+    QUIVER_RETURN_NOT_OK(
+        AppendRandom(b->child(child), *f->type(), rng, f->nullable() ? null_percent : 0));
+  }
+  return Status::OK();
+}
+
+Status AppendNested(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
+                    int null_percent) {
+  switch (type.id()) {
+    case TypeId::kList:
+      QUIVER_RETURN_NOT_OK(static_cast<ListBuilder*>(b)->Append(true));
+      return AppendChildren(b, type, rng, null_percent, 0, Within(rng, 4));
+    case TypeId::kLargeList:
+      QUIVER_RETURN_NOT_OK(static_cast<LargeListBuilder*>(b)->Append(true));
+      return AppendChildren(b, type, rng, null_percent, 0, Within(rng, 4));
+    case TypeId::kFixedSizeList:
+      QUIVER_RETURN_NOT_OK(static_cast<FixedSizeListBuilder*>(b)->Append());
+      return AppendChildren(b, type, rng, null_percent, 0, type.list_size());
+    case TypeId::kStruct:
+      QUIVER_RETURN_NOT_OK(static_cast<StructBuilder*>(b)->Append(true));
+      for (int i = 0; i < type.num_fields(); ++i) {
+        QUIVER_RETURN_NOT_OK(AppendChildren(b, type, rng, null_percent, i, 1));
+      }
+      return Status::OK();
+    case TypeId::kMap: {
+      auto* m = static_cast<MapBuilder*>(b);
+      QUIVER_RETURN_NOT_OK(m->Append());
+      const int64_t n = Within(rng, 4);
+      for (int64_t i = 0; i < n; ++i) {
+        QUIVER_RETURN_NOT_OK(AppendRandom(m->key_builder(), *type.key_type(), rng, 0));
+        QUIVER_RETURN_NOT_OK(
+            AppendRandom(m->item_builder(), *type.item_type(), rng,
+                         type.item_field()->nullable() ? null_percent : 0));
+      }
+      return Status::OK();
+    }
+    case TypeId::kDictionary:
+      return AppendDictionaryValue(static_cast<DictionaryBuilder*>(b), *type.value_type(),
+                                   rng);
+    default:
+      return Status::NotImplemented("random values of ", type.ToString());
+  }
+}
+
+Status AppendRandom(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
+                    int null_percent) {
+  if (type.id() == TypeId::kNull ||
+      (null_percent > 0 && Within(rng, 100) < null_percent)) {
+    return b->AppendNull();
+  }
+  const int64_t r = static_cast<int64_t>(rng()) - (1LL << 31);
+  switch (type.id()) {
+    case TypeId::kBool:
+      return static_cast<BooleanBuilder*>(b)->Append((rng() & 1) != 0);
+    case TypeId::kInt8:
+      return AppendNumeric<Int8Type>(b, static_cast<int8_t>(r));
+    case TypeId::kInt16:
+      return AppendNumeric<Int16Type>(b, static_cast<int16_t>(r));
+    case TypeId::kInt32:
+      return AppendNumeric<Int32Type>(b, static_cast<int32_t>(r));
+    case TypeId::kInt64:
+      return AppendNumeric<Int64Type>(b, r * 1000003);
+    case TypeId::kUInt8:
+      return AppendNumeric<UInt8Type>(b, static_cast<uint8_t>(rng()));
+    case TypeId::kUInt16:
+      return AppendNumeric<UInt16Type>(b, static_cast<uint16_t>(rng()));
+    case TypeId::kUInt32:
+      return AppendNumeric<UInt32Type>(b, static_cast<uint32_t>(rng()));
+    case TypeId::kUInt64:
+      return AppendNumeric<UInt64Type>(b, static_cast<uint64_t>(rng()) << 20);
+    case TypeId::kHalfFloat:  // finite values only: NaN never equals itself
+      return AppendNumeric<HalfFloatType>(
+          b, static_cast<uint16_t>((rng() % 0x7BFF) | ((rng() & 1) << 15)));
+    case TypeId::kFloat:
+      return AppendNumeric<FloatType>(b, static_cast<float>(r) / 7.0f);
+    case TypeId::kDouble:
+      return AppendNumeric<DoubleType>(b, static_cast<double>(r) / 3.0);
+    case TypeId::kDecimal128: {
+      int64_t limit = 1;  // keep the value within the type's precision
+      for (int i = 0; i < std::min(type.precision(), 18); ++i) limit *= 10;
+      return static_cast<Decimal128Builder*>(b)->Append(Decimal128(r * 1000 % limit));
+    }
+    case TypeId::kDate32:
+      return AppendNumeric<Date32Type>(b, static_cast<int32_t>(Within(rng, 40000)));
+    case TypeId::kDate64:
+      return AppendNumeric<Date64Type>(b, Within(rng, 40000) * 86400000LL);
+    case TypeId::kTime32:
+      return AppendNumeric<Time32Type>(
+          b, static_cast<int32_t>(
+                 Within(rng, type.unit() == TimeUnit::kSecond ? 86400 : 86400000)));
+    case TypeId::kTime64:
+      return AppendNumeric<Time64Type>(
+          b,
+          Within(rng, 86400) * (type.unit() == TimeUnit::kMicro ? 1000000 : 1000000000));
+    case TypeId::kTimestamp:
+      return AppendNumeric<TimestampType>(b, r * 1000);
+    case TypeId::kDuration:
+      return AppendNumeric<DurationType>(b, r);
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return static_cast<BaseBinaryBuilder<int32_t>*>(b)->Append(
+          RandomBytes(rng, static_cast<size_t>(Within(rng, 12))));
+    case TypeId::kLargeString:
+    case TypeId::kLargeBinary:
+      return static_cast<BaseBinaryBuilder<int64_t>*>(b)->Append(
+          RandomBytes(rng, static_cast<size_t>(Within(rng, 12))));
+    case TypeId::kFixedSizeBinary:
+      return static_cast<FixedSizeBinaryBuilder*>(b)->Append(
+          RandomBytes(rng, static_cast<size_t>(type.byte_width())));
+    default:
+      return AppendNested(b, type, rng, null_percent);
+  }
+}
+
+void CollectInside(const ArrayData& data, const Buffer& input, std::string* bad,
+                   const std::string& where) {
+  const uint8_t* lo = input.data();
+  const uint8_t* hi = input.data() + input.size();
+  for (size_t i = 0; i < data.buffers.size(); ++i) {
+    const auto& b = data.buffers[i];
+    if (b == nullptr || b->size() == 0) continue;
+    if (b->data() < lo || b->data() + b->size() > hi) {
+      *bad +=
+          where + " buffer " + std::to_string(i) + " (" + data.type->ToString() + ")\n";
+    }
+  }
+  for (size_t i = 0; i < data.child_data.size(); ++i) {
+    CollectInside(*data.child_data[i], input, bad, where + "." + std::to_string(i));
+  }
+  if (data.dictionary) CollectInside(*data.dictionary, input, bad, where + ".dictionary");
+}
+
+}  // namespace
+
+std::vector<TypePtr> AllTypes() {
+  return {null(),
+          boolean(),
+          int8(),
+          int16(),
+          int32(),
+          int64(),
+          uint8(),
+          uint16(),
+          uint32(),
+          uint64(),
+          float16(),
+          float32(),
+          float64(),
+          decimal128(20, 3),
+          decimal128(38, 0),
+          date32(),
+          date64(),
+          time32(TimeUnit::kSecond),
+          time32(TimeUnit::kMilli),
+          time64(TimeUnit::kMicro),
+          time64(TimeUnit::kNano),
+          timestamp(TimeUnit::kSecond),
+          timestamp(TimeUnit::kMilli, "UTC"),
+          timestamp(TimeUnit::kMicro, "Europe/Paris"),
+          timestamp(TimeUnit::kNano),
+          duration(TimeUnit::kSecond),
+          duration(TimeUnit::kMilli),
+          duration(TimeUnit::kMicro),
+          duration(TimeUnit::kNano),
+          utf8(),
+          large_utf8(),
+          binary(),
+          large_binary(),
+          fixed_size_binary(5),
+          fixed_size_binary(0),
+          list(int32()),
+          large_list(utf8()),
+          fixed_size_list(int16(), 3),
+          fixed_size_list(utf8(), 2),
+          struct_({field("a", int32()), field("b", utf8(), false),
+                   field("c", list(boolean()))}),
+          struct_({}),
+          map(utf8(), int64()),
+          map(int32(), list(utf8()), true),
+          list(struct_({field("x", float64()), field("y", binary())})),
+          struct_({field("l", list(int8()))}),
+          list(null()),
+          dictionary(int8(), utf8()),
+          dictionary(int32(), int64(), true),
+          dictionary(uint16(), large_utf8()),
+          dictionary(int64(), float64()),
+          dictionary(int16(), binary()),
+          list(dictionary(int8(), utf8())),
+          struct_({field("d", dictionary(int32(), utf8()))}),
+          fixed_size_list(dictionary(int16(), utf8()), 2),
+          map(utf8(), dictionary(int8(), utf8()))};
+}
+
+Result<ArrayPtr> RandomArray(const TypePtr& type, int64_t length, uint32_t seed,
+                             int null_percent) {
+  std::mt19937 rng(seed);
+  QUIVER_ASSIGN_OR_RAISE(auto builder, MakeBuilder(type));
+  for (int64_t i = 0; i < length; ++i) {
+    QUIVER_RETURN_NOT_OK(AppendRandom(builder.get(), *type, rng, null_percent));
+  }
+  return builder->Finish();
+}
+
+Result<RecordBatchPtr> RandomBatch(const std::vector<TypePtr>& types, int64_t length,
+                                   uint32_t seed) {
+  FieldVector fields;
+  std::vector<ArrayPtr> columns;
+  for (size_t i = 0; i < types.size(); ++i) {
+    QUIVER_ASSIGN_OR_RAISE(auto a, RandomArray(types[i], length, seed + i));
+    fields.push_back(field("c" + std::to_string(i), types[i]));
+    columns.push_back(std::move(a));
+  }
+  return RecordBatch::Make(schema(fields), length, columns);
+}
+
+Result<std::shared_ptr<Buffer>> WriteBatches(const std::vector<RecordBatchPtr>& batches,
+                                             IpcFormat format,
+                                             const IpcWriteOptions& options) {
+  if (batches.empty()) return Status::Invalid("no batches");
+  QUIVER_ASSIGN_OR_RAISE(auto sink, io::BufferOutputStream::Create());
+  QUIVER_ASSIGN_OR_RAISE(auto writer,
+                         MakeWriter(format, sink.get(), batches[0]->schema(), options));
+  for (const auto& b : batches) QUIVER_RETURN_NOT_OK(writer->WriteRecordBatch(*b));
+  QUIVER_RETURN_NOT_OK(writer->Close());
+  return sink->Finish();
+}
+
+Result<std::vector<RecordBatchPtr>> ReadBatches(std::shared_ptr<Buffer> data,
+                                                const IpcReadOptions& options) {
+  QUIVER_ASSIGN_OR_RAISE(IpcFormat format, DetectFormat(*data));
+  if (format == IpcFormat::kStream) {
+    QUIVER_ASSIGN_OR_RAISE(auto reader, RecordBatchStreamReader::Open(data, options));
+    return reader->ReadAll();
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto reader, RecordBatchFileReader::Open(data, options));
+  std::vector<RecordBatchPtr> out;
+  for (int i = 0; i < reader->num_record_batches(); ++i) {
+    QUIVER_ASSIGN_OR_RAISE(auto b, reader->ReadRecordBatch(i));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::shared_ptr<Buffer> ExactCopy(const uint8_t* data, int64_t size) {
+  if (size == 0) return Buffer::Wrap(ZeroSizeArea(), 0);
+  // new[] memory is aligned for any fundamental type (16 bytes with glibc and
+  // ASan), so decoders see the alignment a real input would have.
+  std::shared_ptr<uint8_t[]> block(new uint8_t[static_cast<size_t>(size)]);
+  std::memcpy(block.get(), data, static_cast<size_t>(size));
+  const uint8_t* p = block.get();
+  return Buffer::Wrap(p, size, std::shared_ptr<const void>(block, p));
+}
+
+::testing::AssertionResult AllBuffersInside(const ArrayData& data, const Buffer& input) {
+  std::string bad;
+  CollectInside(data, input, &bad, "array");
+  if (bad.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "buffers outside the input:\n" << bad;
+}
+
+::testing::AssertionResult BatchesEqual(const RecordBatch& expected,
+                                        const RecordBatch& actual, bool check_metadata) {
+  if (expected.Equals(actual, check_metadata)) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "expected:\n"
+                                       << expected.ToString() << "\nactual:\n"
+                                       << actual.ToString();
+}
+
+}  // namespace quiver::ipc::test

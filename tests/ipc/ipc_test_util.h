@@ -1,0 +1,67 @@
+// Helpers shared by the IPC tests: random arrays of any type, round trips,
+// checks that decoded buffers alias their input.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quiver/columnar/builder.h"
+#include "quiver/columnar/ipc.h"
+#include "quiver/columnar/table.h"
+
+namespace quiver::ipc::test {
+
+#define ASSERT_OK(expr)                                       \
+  do {                                                        \
+    ::quiver::Status _st = (expr);                            \
+    ASSERT_TRUE(_st.ok()) << #expr << ": " << _st.ToString(); \
+  } while (false)
+
+#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                       \
+  auto QUIVER_CONCAT(_res_, __LINE__) = (rexpr);                               \
+  ASSERT_TRUE(QUIVER_CONCAT(_res_, __LINE__).ok())                             \
+      << #rexpr << ": " << QUIVER_CONCAT(_res_, __LINE__).status().ToString(); \
+  lhs = std::move(QUIVER_CONCAT(_res_, __LINE__)).MoveValueUnsafe()
+
+// Every type of type.h, nested ones with a few children, dictionaries with
+// each supported value kind.
+std::vector<TypePtr> AllTypes();
+
+// A random array of `type` with about `null_percent`% nulls (none for
+// non-nullable children), deterministic for a given seed.
+Result<ArrayPtr> RandomArray(const TypePtr& type, int64_t length, uint32_t seed,
+                             int null_percent = 20);
+
+// A batch with one column per type.
+Result<RecordBatchPtr> RandomBatch(const std::vector<TypePtr>& types, int64_t length,
+                                   uint32_t seed);
+
+// Writes `batches` in `format` and returns the bytes.
+Result<std::shared_ptr<Buffer>> WriteBatches(const std::vector<RecordBatchPtr>& batches,
+                                             IpcFormat format,
+                                             const IpcWriteOptions& options = {});
+
+// Reads every batch of a stream or file held in `data`.
+Result<std::vector<RecordBatchPtr>> ReadBatches(std::shared_ptr<Buffer> data,
+                                                const IpcReadOptions& options = {});
+
+// A copy of `bytes` in a heap block of exactly that size (ASan catches any
+// read past the end); 8-byte aligned.
+std::shared_ptr<Buffer> ExactCopy(const uint8_t* data, int64_t size);
+
+// True if every non-empty buffer of `data` (children and dictionaries
+// included) lies inside `input`.
+::testing::AssertionResult AllBuffersInside(const ArrayData& data, const Buffer& input);
+
+// Batch equality with a readable diff on failure.
+::testing::AssertionResult BatchesEqual(const RecordBatch& expected,
+                                        const RecordBatch& actual,
+                                        bool check_metadata = false);
+
+}  // namespace quiver::ipc::test

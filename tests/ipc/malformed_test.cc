@@ -1,0 +1,515 @@
+// Hand-made malformed inputs: every check of the reader must answer with an
+// error naming what is wrong.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "arrow_fbs/File_generated.h"
+#include "ipc_test_util.h"
+
+namespace quiver::ipc::test {
+namespace {
+
+namespace fb = ::quiver::flatbuf;
+using FBB = ::flatbuffers::FlatBufferBuilder;
+using ::flatbuffers::Offset;
+
+// ---- Building blocks ----
+
+std::shared_ptr<Buffer> Finished(FBB& fbb) {
+  return Buffer::FromString(
+      std::string(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize()));
+}
+
+// One framed message (8-byte alignment) with `body` padded to 8 bytes.
+std::string Frame(const Buffer& metadata, const std::string& body = "") {
+  auto sink = io::BufferOutputStream::Create().ValueOrDie();
+  IpcWriteOptions o;
+  o.alignment = 8;
+  EXPECT_TRUE(WriteMessageMetadata(metadata, sink.get(), o).ok());
+  std::string out(sink->Finish().ValueOrDie()->view());
+  out += body;
+  out.append((8 - body.size() % 8) % 8, '\0');
+  return out;
+}
+
+std::shared_ptr<Buffer> Stream(const std::vector<std::string>& frames) {
+  std::string out;
+  for (const auto& f : frames) out += f;
+  out += std::string("\xff\xff\xff\xff\0\0\0\0", 8);
+  return ExactCopy(reinterpret_cast<const uint8_t*>(out.data()),
+                   static_cast<int64_t>(out.size()));
+}
+
+// A Schema message with one field made by `make_field`.
+std::string SchemaFrame(const std::function<Offset<fb::Field>(FBB&)>& make_field,
+                        fb::MetadataVersion version = fb::MetadataVersion::V5,
+                        fb::Endianness endianness = fb::Endianness::Little) {
+  FBB fbb;
+  auto field = make_field(fbb);
+  auto fields = fbb.CreateVector(std::vector<Offset<fb::Field>>{field});
+  auto s = fb::CreateSchema(fbb, endianness, fields);
+  fbb.Finish(fb::CreateMessage(fbb, version, fb::MessageHeader::Schema, s.Union(), 0));
+  return Frame(*Finished(fbb));
+}
+
+// A field "f" of a type with the given union member and no children.
+std::function<Offset<fb::Field>(FBB&)> FieldOf(
+    fb::Type type, const std::function<Offset<void>(FBB&)>& make_type,
+    bool with_child = false) {
+  return [=](FBB& fbb) {
+    auto t = make_type(fbb);
+    std::vector<Offset<fb::Field>> kids;
+    if (with_child) {
+      auto child_type = fb::CreateInt(fbb, 32, true).Union();
+      kids.push_back(fb::CreateFieldDirect(fbb, "c", true, fb::Type::Int, child_type));
+    }
+    return fb::CreateFieldDirect(fbb, "f", true, type, t, 0, &kids);
+  };
+}
+
+std::string EncodedSchemaFrame(const SchemaPtr& s) {
+  auto map = DictionaryFieldMap::Make(*s).ValueOrDie();
+  return Frame(*EncodeSchema(*s, map).ValueOrDie());
+}
+
+std::string BatchFrame(const BatchMetadata& md, const std::string& body) {
+  return Frame(*EncodeRecordBatch(md).ValueOrDie(), body);
+}
+
+// Like BatchFrame, but without the encoder's own checks (negative values).
+std::string RawBatchFrame(const BatchMetadata& md, const std::string& body) {
+  FBB fbb;
+  std::vector<fb::FieldNode> nodes;
+  for (const auto& n : md.nodes) nodes.emplace_back(n.length, n.null_count);
+  std::vector<fb::Buffer> buffers;
+  for (const auto& b : md.buffers) buffers.emplace_back(b.offset, b.length);
+  auto rb = fb::CreateRecordBatch(fbb, md.length, fbb.CreateVectorOfStructs(nodes),
+                                  fbb.CreateVectorOfStructs(buffers));
+  fbb.Finish(fb::CreateMessage(fbb, fb::MetadataVersion::V5,
+                               fb::MessageHeader::RecordBatch, rb.Union(),
+                               md.body_length));
+  return Frame(*Finished(fbb), body);
+}
+
+std::string DictFrame(int64_t id, bool delta, const BatchMetadata& md,
+                      const std::string& body) {
+  return Frame(*EncodeDictionaryBatch(id, delta, md).ValueOrDie(), body);
+}
+
+std::string Le32(std::initializer_list<int32_t> values) {
+  std::string out;
+  for (int32_t v : values) out.append(reinterpret_cast<const char*>(&v), 4);
+  return out;
+}
+
+// Reads the whole stream and returns the error (OK if it was read).
+Status ReadError(const std::shared_ptr<Buffer>& data, const IpcReadOptions& o = {}) {
+  return ReadBatches(data, o).status();
+}
+
+::testing::AssertionResult FailsWith(const Status& st, StatusCode code,
+                                     std::initializer_list<const char*> parts) {
+  if (st.ok()) return ::testing::AssertionFailure() << "unexpectedly OK";
+  if (st.code() != code) {
+    return ::testing::AssertionFailure() << "wrong code: " << st.ToString();
+  }
+  for (const char* p : parts) {
+    if (st.message().find(p) == std::string::npos) {
+      return ::testing::AssertionFailure() << "'" << p << "' not in: " << st.ToString();
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+const auto kInvalid = StatusCode::kInvalid;
+const auto kNotImplemented = StatusCode::kNotImplemented;
+
+BatchMetadata Md(int64_t length, std::vector<FieldNode> nodes,
+                 std::vector<BufferSpec> buffers, int64_t body_length,
+                 Compression c = Compression::kUncompressed) {
+  BatchMetadata md;
+  md.length = length;
+  md.nodes = std::move(nodes);
+  md.buffers = std::move(buffers);
+  md.body_length = body_length;
+  md.compression = c;
+  return md;
+}
+
+SchemaPtr Int32Schema() { return schema({field("x", int32())}); }
+SchemaPtr Utf8Schema() { return schema({field("s", utf8())}); }
+SchemaPtr DictSchema() { return schema({field("d", dictionary(int8(), utf8()))}); }
+
+// ---- Schemas ----
+
+TEST(Malformed, UnsupportedTypesAreNamed) {
+  struct Case {
+    fb::Type type;
+    std::function<Offset<void>(FBB&)> make;
+    bool child;
+    const char* name;
+  };
+  const std::vector<Case> cases = {
+      {fb::Type::Union,
+       [](FBB& f) { return fb::CreateUnion(f, fb::UnionMode::Sparse).Union(); }, true,
+       "sparse union"},
+      {fb::Type::Union,
+       [](FBB& f) { return fb::CreateUnion(f, fb::UnionMode::Dense).Union(); }, true,
+       "dense union"},
+      {fb::Type::Interval,
+       [](FBB& f) { return fb::CreateInterval(f, fb::IntervalUnit::DAY_TIME).Union(); },
+       false, "interval"},
+      {fb::Type::RunEndEncoded, [](FBB& f) { return fb::CreateRunEndEncoded(f).Union(); },
+       true, "run-end encoded"},
+      {fb::Type::BinaryView, [](FBB& f) { return fb::CreateBinaryView(f).Union(); },
+       false, "binary view"},
+      {fb::Type::Utf8View, [](FBB& f) { return fb::CreateUtf8View(f).Union(); }, false,
+       "utf8 view"},
+      {fb::Type::ListView, [](FBB& f) { return fb::CreateListView(f).Union(); }, true,
+       "list view"},
+      {fb::Type::LargeListView, [](FBB& f) { return fb::CreateLargeListView(f).Union(); },
+       true, "large list view"},
+      {fb::Type::Decimal, [](FBB& f) { return fb::CreateDecimal(f, 40, 2, 256).Union(); },
+       false, "decimal256"},
+      {static_cast<fb::Type>(27), [](FBB& f) { return fb::CreateNull(f).Union(); }, false,
+       "unknown type id 27"},
+  };
+  for (const auto& c : cases) {
+    auto data = Stream({SchemaFrame(FieldOf(c.type, c.make, c.child))});
+    EXPECT_TRUE(FailsWith(ReadError(data), kNotImplemented, {c.name, "field 'f'"}));
+  }
+}
+
+TEST(Malformed, InvalidTypeParameters) {
+  struct Case {
+    fb::Type type;
+    std::function<Offset<void>(FBB&)> make;
+    bool child;
+    const char* what;
+  };
+  const std::vector<Case> cases = {
+      {fb::Type::Int, [](FBB& f) { return fb::CreateInt(f, 7, true).Union(); }, false,
+       "7 bits"},
+      {fb::Type::Int, [](FBB&) { return Offset<void>(); }, false,
+       "without its parameters"},
+      {fb::Type::Time,
+       [](FBB& f) { return fb::CreateTime(f, fb::TimeUnit::NANOSECOND, 32).Union(); },
+       false, "time32"},
+      {fb::Type::Timestamp,
+       [](FBB& f) {
+         return fb::CreateTimestamp(f, static_cast<fb::TimeUnit>(9)).Union();
+       },
+       false, "unknown time unit 9"},
+      {fb::Type::FixedSizeBinary,
+       [](FBB& f) { return fb::CreateFixedSizeBinary(f, -1).Union(); }, false, "-1"},
+      {fb::Type::List, [](FBB& f) { return fb::CreateList(f).Union(); }, false,
+       "0 children"},
+      {fb::Type::Int, [](FBB& f) { return fb::CreateInt(f, 32, true).Union(); }, true,
+       "1 children"},
+      {fb::Type::Map, [](FBB& f) { return fb::CreateMap(f).Union(); }, true, "Map type"},
+      {fb::Type::Decimal, [](FBB& f) { return fb::CreateDecimal(f, 0, 0, 128).Union(); },
+       false, "precision"},
+      {fb::Type::NONE, [](FBB&) { return Offset<void>(); }, false, "without a type"},
+  };
+  for (const auto& c : cases) {
+    Status st = ReadError(Stream({SchemaFrame(FieldOf(c.type, c.make, c.child))}));
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find(c.what), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find("field 'f'"), std::string::npos) << st.ToString();
+  }
+}
+
+TEST(Malformed, EndiannessAndVersions) {
+  auto int_field =
+      FieldOf(fb::Type::Int, [](FBB& f) { return fb::CreateInt(f, 32, true).Union(); });
+  EXPECT_TRUE(FailsWith(ReadError(Stream({SchemaFrame(int_field, fb::MetadataVersion::V5,
+                                                      fb::Endianness::Big)})),
+                        kNotImplemented, {"big-endian"}));
+  EXPECT_TRUE(
+      FailsWith(ReadError(Stream({SchemaFrame(int_field, fb::MetadataVersion::V3)})),
+                kInvalid, {"metadata version V3", "message 0"}));
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream({SchemaFrame(int_field, static_cast<fb::MetadataVersion>(9))})),
+      kInvalid, {"unknown metadata version 9"}));
+  // V4 is readable.
+  EXPECT_TRUE(ReadError(Stream({SchemaFrame(int_field, fb::MetadataVersion::V4)})).ok());
+}
+
+TEST(Malformed, MessageHeaders) {
+  FBB fbb;
+  auto tensor = fb::CreateTensor(fbb);
+  fbb.Finish(fb::CreateMessage(fbb, fb::MetadataVersion::V5, fb::MessageHeader::Tensor,
+                               tensor.Union(), 0));
+  EXPECT_TRUE(
+      FailsWith(ReadError(Stream({Frame(*Finished(fbb))})), kNotImplemented, {"tensor"}));
+  FBB none;
+  none.Finish(fb::CreateMessage(none, fb::MetadataVersion::V5));
+  EXPECT_TRUE(FailsWith(ReadError(Stream({Frame(*Finished(none))})), kInvalid,
+                        {"without a header"}));
+  std::string garbage(64, '\x5a');
+  EXPECT_TRUE(FailsWith(ReadError(Stream({Frame(*Buffer::FromString(garbage))})),
+                        kInvalid, {"verification failed", "message 0 at offset 0"}));
+}
+
+// ---- Stream structure ----
+
+TEST(Malformed, StreamStructure) {
+  const std::string schema = EncodedSchemaFrame(Int32Schema());
+  const std::string batch =
+      BatchFrame(Md(3, {{3, 0}}, {{0, 0}, {0, 12}}, 16), Le32({1, 2, 3}));
+  EXPECT_TRUE(ReadError(Stream({schema, batch})).ok());
+  EXPECT_TRUE(FailsWith(ReadError(Stream({})), kInvalid, {"no Schema message"}));
+  EXPECT_TRUE(FailsWith(ReadError(Stream({batch})), kInvalid,
+                        {"message 0 (RecordBatch)", "must be a Schema"}));
+  EXPECT_TRUE(FailsWith(ReadError(Stream({schema, batch, schema})), kInvalid,
+                        {"message 2 (Schema)", "one Schema message"}));
+}
+
+TEST(Malformed, Framing) {
+  const std::string schema = EncodedSchemaFrame(Int32Schema());
+  // Negative metadata length.
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream({schema, std::string("\xff\xff\xff\xff\xf0\xff\xff\xff", 8)})),
+      kInvalid, {"negative metadata length", "message 1 at offset"}));
+  // Metadata longer than what is left.
+  std::string cut = schema.substr(0, schema.size() - 16);
+  auto data = ExactCopy(reinterpret_cast<const uint8_t*>(cut.data()),
+                        static_cast<int64_t>(cut.size()));
+  EXPECT_TRUE(FailsWith(ReadError(data), kInvalid, {"truncated"}));
+  // A body longer than what is left.
+  std::string batch = BatchFrame(Md(3, {{3, 0}}, {{0, 0}, {0, 12}}, 16), Le32({1, 2, 3}));
+  std::string both = schema + batch.substr(0, batch.size() - 4);
+  data = ExactCopy(reinterpret_cast<const uint8_t*>(both.data()),
+                   static_cast<int64_t>(both.size()));
+  EXPECT_TRUE(FailsWith(ReadError(data), kInvalid, {"body of 16 bytes is truncated"}));
+  // An oversized metadata claim against the limit.
+  IpcReadOptions small;
+  small.max_metadata_size = 32;
+  EXPECT_TRUE(
+      FailsWith(ReadError(Stream({schema}), small), kInvalid, {"max_metadata_size"}));
+}
+
+// ---- Record batches ----
+
+TEST(Malformed, BufferOutsideBody) {
+  const std::string schema = EncodedSchemaFrame(Int32Schema());
+  std::string body(4200, '\0');
+  auto data =
+      Stream({schema, BatchFrame(Md(3, {{3, 0}}, {{0, 0}, {4096, 800}}, 4200), body)});
+  EXPECT_TRUE(
+      FailsWith(ReadError(data), kInvalid,
+                {"IPC stream: message 1 (RecordBatch)", "column 'x'",
+                 "buffer 1 [offset 4096, length 800] exceeds body of 4200 bytes"}));
+}
+
+TEST(Malformed, CountsAndLengths) {
+  const std::string schema = EncodedSchemaFrame(Int32Schema());
+  const std::string body = Le32({1, 2, 3, 0});
+  struct Case {
+    BatchMetadata md;
+    const char* what;
+  };
+  const std::vector<Case> cases = {
+      {Md(3, {{3, 0}, {3, 0}}, {{0, 0}, {0, 12}}, 16),
+       "2 field nodes, the schema needs 1"},
+      {Md(3, {{3, 0}}, {{0, 0}}, 16), "1 buffer entries, the schema needs 2"},
+      {Md(3, {}, {}, 16), "0 field nodes"},
+      {Md(5, {{5, 0}}, {{0, 0}, {0, 12}}, 16), "values buffer 1 has 12 bytes, needs 20"},
+      {Md(3, {{3, 4}}, {{0, 1}, {8, 12}}, 24), "null count 4"},
+      {Md(3, {{3, 1}}, {{0, 0}, {0, 12}}, 16), "validity buffer 0 has 0 bytes, needs 1"},
+      {Md(2, {{3, 0}}, {{0, 0}, {0, 12}}, 16), "has 3 rows, the batch states 2"},
+      {Md(-1, {{3, 0}}, {{0, 0}, {0, 12}}, 16), "batch length -1"},
+      {Md(3, {{3, 0}}, {{0, 0}, {-8, 12}}, 16), "offset -8"},
+      {Md(int64_t{1} << 62, {{int64_t{1} << 62, 0}}, {{0, 0}, {0, 12}}, 16), "overflows"},
+  };
+  for (const auto& c : cases) {
+    Status st = ReadError(Stream({schema, RawBatchFrame(c.md, body + body)}));
+    EXPECT_TRUE(FailsWith(st, kInvalid, {c.what})) << c.what;
+  }
+}
+
+TEST(Malformed, VariableSizeOffsets) {
+  const std::string schema = EncodedSchemaFrame(Utf8Schema());
+  // Offsets [0, 5] but only 3 data bytes.
+  auto md = Md(1, {{1, 0}}, {{0, 0}, {0, 8}, {8, 3}}, 16);
+  EXPECT_TRUE(FailsWith(ReadError(Stream({schema, BatchFrame(md, Le32({0, 5}) + "abc")})),
+                        kInvalid, {"data buffer 2 has 3 bytes, needs 5"}));
+  // Offsets going backwards at the ends.
+  EXPECT_TRUE(FailsWith(ReadError(Stream({schema, BatchFrame(md, Le32({4, 1}) + "abc")})),
+                        kInvalid, {"runs from 4 to 1"}));
+  // A 0-length array may omit its offsets entirely.
+  auto empty = Md(0, {{0, 0}}, {{0, 0}, {0, 0}, {0, 0}}, 0);
+  ASSERT_OK_AND_ASSIGN(auto read, ReadBatches(Stream({schema, BatchFrame(empty, "")})));
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0]->num_rows(), 0);
+  ASSERT_OK(read[0]->ValidateFull());
+}
+
+TEST(Malformed, NestedChildTooShort) {
+  const std::string frame =
+      EncodedSchemaFrame(schema({field("l", fixed_size_list(int32(), 4))}));
+  auto md = Md(2, {{2, 0}, {3, 0}}, {{0, 0}, {0, 0}, {0, 12}}, 16);
+  EXPECT_TRUE(FailsWith(ReadError(Stream({frame, BatchFrame(md, Le32({1, 2, 3}))})),
+                        kInvalid, {"child has 3 values, needs 8"}));
+}
+
+// ---- Dictionaries ----
+
+TEST(Malformed, DictionaryOrder) {
+  const std::string schema = EncodedSchemaFrame(DictSchema());
+  const std::string batch =
+      BatchFrame(Md(2, {{2, 0}}, {{0, 0}, {0, 2}}, 8), std::string("\0\1", 2));
+  const std::string dict =
+      DictFrame(0, false, Md(2, {{2, 0}}, {{0, 0}, {0, 12}, {16, 2}}, 24),
+                Le32({0, 1, 2, 0}) + "ab");
+  EXPECT_TRUE(ReadError(Stream({schema, dict, batch})).ok());
+  EXPECT_TRUE(FailsWith(ReadError(Stream({schema, batch})), kInvalid,
+                        {"dictionary id 0 has no dictionary batch yet"}));
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream(
+          {schema, DictFrame(7, false, Md(2, {{2, 0}}, {{0, 0}, {0, 12}, {16, 2}}, 24),
+                             Le32({0, 1, 2, 0}) + "ab")})),
+      kInvalid,
+      {"message 1 (DictionaryBatch)", "id 7, which no field of the schema uses"}));
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream(
+          {schema, DictFrame(0, true, Md(2, {{2, 0}}, {{0, 0}, {0, 12}, {16, 2}}, 24),
+                             Le32({0, 1, 2, 0}) + "ab")})),
+      kInvalid, {"delta dictionary batch for id 0, which has no dictionary yet"}));
+  // Indices beyond the dictionary are found by ValidateFull.
+  IpcReadOptions full;
+  full.validate_full = true;
+  const std::string bad_batch =
+      BatchFrame(Md(2, {{2, 0}}, {{0, 0}, {0, 2}}, 8), std::string("\0\5", 2));
+  EXPECT_FALSE(ReadError(Stream({schema, dict, bad_batch}), full).ok());
+}
+
+TEST(Malformed, FileDictionaryReplacement) {
+  // A stream with a replaced dictionary, wrapped into a file by hand: the
+  // file reader must refuse it, as the format forbids replacement.
+  auto type = dictionary(int8(), utf8());
+  DictionaryBuilder b(type);
+  ASSERT_OK(b.Append(std::string_view("x")));
+  ASSERT_OK_AND_ASSIGN(auto first, b.Finish());
+  ASSERT_OK(b.Append(std::string_view("y")));
+  ASSERT_OK_AND_ASSIGN(auto second, b.Finish());
+  auto s = schema({field("d", type)});
+  ASSERT_OK_AND_ASSIGN(auto stream, WriteBatches({RecordBatch::Make(s, 1, {first}),
+                                                  RecordBatch::Make(s, 1, {second})},
+                                                 IpcFormat::kStream));
+  std::vector<fb::Block> dicts, batches;
+  auto reader = MessageReader::FromBuffer(stream);
+  while (true) {
+    const int64_t start = reader->position();
+    ASSERT_OK_AND_ASSIGN(auto m, reader->Next());
+    if (m == nullptr) break;
+    const int64_t body_start = reader->position() - m->body_length();
+    fb::Block block(start + 8, static_cast<int32_t>(body_start - start),
+                    m->body_length());
+    if (m->type() == MessageType::kDictionaryBatch) dicts.push_back(block);
+    if (m->type() == MessageType::kRecordBatch) batches.push_back(block);
+  }
+  ASSERT_EQ(dicts.size(), 2u);
+  FBB fbb;
+  auto map = DictionaryFieldMap::Make(*s).ValueOrDie();
+  auto schema_msg = EncodeSchema(*s, map).ValueOrDie();
+  auto decoded = fb::GetMessage(schema_msg->data())->header_as_Schema();
+  (void)decoded;  // the footer needs its own copy of the schema table:
+  auto field_type = fb::CreateUtf8(fbb).Union();
+  auto enc = fb::CreateDictionaryEncoding(fbb, 0, fb::CreateInt(fbb, 8, true));
+  std::vector<Offset<fb::Field>> children;
+  auto f =
+      fb::CreateFieldDirect(fbb, "d", true, fb::Type::Utf8, field_type, enc, &children);
+  auto schema_table = fb::CreateSchema(
+      fbb, fb::Endianness::Little, fbb.CreateVector(std::vector<Offset<fb::Field>>{f}));
+  fbb.Finish(fb::CreateFooter(fbb, fb::MetadataVersion::V5, schema_table,
+                              fbb.CreateVectorOfStructs(dicts),
+                              fbb.CreateVectorOfStructs(batches)));
+  std::string file("ARROW1\0\0", 8);
+  file += stream->view();
+  file.append(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+  const int32_t footer_size = static_cast<int32_t>(fbb.GetSize());
+  file.append(reinterpret_cast<const char*>(&footer_size), 4);
+  file += "ARROW1";
+  auto data = ExactCopy(reinterpret_cast<const uint8_t*>(file.data()),
+                        static_cast<int64_t>(file.size()));
+  EXPECT_TRUE(FailsWith(RecordBatchFileReader::Open(data).status(), kInvalid,
+                        {"dictionary block 1", "does not allow dictionary replacement"}));
+}
+
+// ---- Compression ----
+
+TEST(Malformed, CompressedBuffers) {
+  const std::string schema = EncodedSchemaFrame(Int32Schema());
+  auto frame = [&](Compression c, const std::string& buffer) {
+    auto md = Md(3, {{3, 0}}, {{0, 0}, {0, static_cast<int64_t>(buffer.size())}},
+                 static_cast<int64_t>((buffer.size() + 7) / 8 * 8), c);
+    return Stream({schema, BatchFrame(md, buffer)});
+  };
+  auto le64 = [](int64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); };
+  // Raw (-1) buffers are accepted.
+  EXPECT_TRUE(ReadError(frame(Compression::kZstd, le64(-1) + Le32({1, 2, 3}))).ok());
+  IpcReadOptions capped;
+  capped.max_decompressed_size = 1 << 20;
+  EXPECT_TRUE(FailsWith(
+      ReadError(frame(Compression::kLz4Frame, le64(int64_t{1} << 40) + "xx"), capped),
+      kInvalid, {"max_decompressed_size", "buffer 1"}));
+  EXPECT_TRUE(
+      FailsWith(ReadError(frame(Compression::kLz4Frame, le64(12) + "not an lz4 frame")),
+                kInvalid, {"LZ4"}));
+  EXPECT_TRUE(
+      FailsWith(ReadError(frame(Compression::kZstd, le64(12) + "not a zstd frame")),
+                kInvalid, {"ZSTD"}));
+  EXPECT_TRUE(FailsWith(ReadError(frame(Compression::kZstd, "abcd")), kInvalid,
+                        {"shorter than its 8-byte length prefix"}));
+  EXPECT_TRUE(FailsWith(ReadError(frame(Compression::kZstd, le64(-5) + "abcd")), kInvalid,
+                        {"negative length -5"}));
+}
+
+// ---- Files ----
+
+TEST(Malformed, FileFraming) {
+  auto batch = RecordBatch::Make(Int32Schema(), 3,
+                                 {ArrayFromVector<Int32Type>({1, 2, 3}).ValueOrDie()});
+  ASSERT_OK_AND_ASSIGN(auto data, WriteBatches({batch}, IpcFormat::kFile));
+  std::string good(data->view());
+  auto open = [](std::string bytes) {
+    auto buf = ExactCopy(reinterpret_cast<const uint8_t*>(bytes.data()),
+                         static_cast<int64_t>(bytes.size()));
+    return RecordBatchFileReader::Open(buf).status();
+  };
+  EXPECT_TRUE(open(good).ok());
+  std::string bad = good;
+  bad[0] = 'X';
+  EXPECT_TRUE(FailsWith(open(bad), kInvalid, {"leading ARROW1 magic"}));
+  bad = good;
+  bad[bad.size() - 1] = 'X';
+  EXPECT_TRUE(FailsWith(open(bad), kInvalid, {"trailing ARROW1 magic"}));
+  bad = good;
+  const int32_t huge = 1 << 30;
+  std::memcpy(&bad[bad.size() - 10], &huge, 4);
+  EXPECT_TRUE(FailsWith(open(bad), kInvalid, {"footer length 1073741824"}));
+  EXPECT_TRUE(FailsWith(open("ARROW1"), kInvalid, {"too small"}));
+
+  // A footer whose block points past the footer.
+  FBB fbb;
+  std::vector<fb::Block> blocks = {fb::Block(int64_t{1} << 40, 64, 64)};
+  auto field_type = fb::CreateInt(fbb, 32, true).Union();
+  std::vector<Offset<fb::Field>> children;
+  auto f = fb::CreateFieldDirect(fbb, "x", true, fb::Type::Int, field_type, 0, &children);
+  auto s = fb::CreateSchema(fbb, fb::Endianness::Little,
+                            fbb.CreateVector(std::vector<Offset<fb::Field>>{f}));
+  fbb.Finish(fb::CreateFooter(fbb, fb::MetadataVersion::V5, s, 0,
+                              fbb.CreateVectorOfStructs(blocks)));
+  std::string file("ARROW1\0\0", 8);
+  file.append(reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize());
+  const int32_t size = static_cast<int32_t>(fbb.GetSize());
+  file.append(reinterpret_cast<const char*>(&size), 4);
+  file += "ARROW1";
+  EXPECT_TRUE(FailsWith(open(file), kInvalid, {"record batch block 0", "does not lie"}));
+}
+
+}  // namespace
+}  // namespace quiver::ipc::test
