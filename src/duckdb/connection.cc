@@ -1,0 +1,162 @@
+#include "duckdb/connection.h"
+
+#include "duckdb/connection_internal.h"
+#include "duckdb/scan_function.h"
+
+namespace quiver::duckdb {
+
+// ---- Database ----
+
+Result<std::shared_ptr<Database>> Database::Open(std::shared_ptr<const Library> library) {
+  if (library == nullptr) {
+    QUIVER_ASSIGN_OR_RAISE(library, Library::Default());
+  }
+  std::shared_ptr<Database> db(new Database());
+  db->library_ = std::move(library);
+  char* error = nullptr;
+  const capi::Api& api = db->library_->api();
+  if (api.open_ext(nullptr, &db->db_, nullptr, &error) != capi::kDuckDBSuccess) {
+    Status st = Status::IOError("cannot open an in-memory DuckDB database: ",
+                                error != nullptr ? error : "(no message)");
+    if (error != nullptr) api.free(error);
+    db->db_ = nullptr;
+    return st;
+  }
+  return db;
+}
+
+Database::~Database() {
+  if (db_ != nullptr) library_->api().close(&db_);
+}
+
+Result<std::shared_ptr<ScanRegistry>> Database::GetScanRegistry(
+    capi::duckdb_connection conn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (registry_ == nullptr) {
+    auto registry = std::make_shared<ScanRegistry>();
+    QUIVER_RETURN_NOT_OK(RegisterScanFunction(library_, conn, registry));
+    registry_ = std::move(registry);
+  }
+  return registry_;
+}
+
+// ---- Connection state ----
+
+Status Connection::State::Query(const std::string& sql, capi::duckdb_result* out) const {
+  if (api().query(conn, sql.c_str(), out) == capi::kDuckDBSuccess) return Status::OK();
+  Status st = FromDuckDBError(api().result_error_type(out), api().result_error(out),
+                              "DuckDB query failed");
+  api().destroy_result(out);
+  return st;
+}
+
+Connection::State::~State() {
+  if (conn != nullptr) api().disconnect(&conn);
+}
+
+// ---- Connection ----
+
+Connection::Connection(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+Result<std::unique_ptr<Connection>> Connection::Open(std::shared_ptr<Database> db) {
+  if (db == nullptr) return Status::Invalid("cannot connect to a null database");
+  auto state = std::make_shared<State>();
+  state->db = std::move(db);
+  if (state->api().connect(state->db->handle(), &state->conn) != capi::kDuckDBSuccess) {
+    state->conn = nullptr;
+    return Status::IOError("cannot connect to the DuckDB database");
+  }
+  state->id = ConnectionId(state->api(), state->conn);
+  return std::unique_ptr<Connection>(new Connection(std::move(state)));
+}
+
+Connection::~Connection() {
+  // The views name registry keys: they go first, then the sources. A
+  // destructor cannot report a failure; Unregister() can.
+  for (const auto& [name, key] : registrations_) {
+    Status ignored = Execute("DROP VIEW IF EXISTS " + QuoteIdentifier(name));
+    (void)ignored;
+    auto registry = state_->db->GetScanRegistry(state_->conn);
+    if (registry.ok()) (*registry)->Remove(key);
+  }
+}
+
+Status Connection::Execute(std::string_view sql) {
+  capi::duckdb_result result;
+  QUIVER_RETURN_NOT_OK(state_->Query(std::string(sql), &result));
+  state_->api().destroy_result(&result);
+  return Status::OK();
+}
+
+Status Connection::QueryArrowStream(std::string_view sql, ArrowArrayStream* out) {
+  capi::duckdb_result result;
+  QUIVER_RETURN_NOT_OK(state_->Query(std::string(sql), &result));
+  return ExportResultStream(state_, result, out);
+}
+
+Result<std::shared_ptr<RecordBatchReader>> Connection::QueryArrow(std::string_view sql) {
+  ArrowArrayStream stream;
+  QUIVER_RETURN_NOT_OK(QueryArrowStream(sql, &stream));
+  return ImportRecordBatchReader(&stream);
+}
+
+Result<TablePtr> Connection::QueryTable(std::string_view sql) {
+  ArrowArrayStream stream;
+  QUIVER_RETURN_NOT_OK(QueryArrowStream(sql, &stream));
+  return ImportTable(&stream);
+}
+
+Status Connection::Register(const std::string& name,
+                            std::shared_ptr<RecordBatchReader> reader, TablePtr table) {
+  QUIVER_ASSIGN_OR_RAISE(auto registry, state_->db->GetScanRegistry(state_->conn));
+  QUIVER_ASSIGN_OR_RAISE(
+      auto source,
+      ScanSource::Make(state_->db->shared_library(), state_->conn, state_->id, name,
+                       std::move(reader), std::move(table)));
+  const std::string key = registry->Add(std::move(source));
+  Status st = Execute("CREATE OR REPLACE TEMP VIEW " + QuoteIdentifier(name) +
+                      " AS SELECT * FROM " + kScanFunctionName + "('" + key + "')");
+  if (!st.ok()) {
+    registry->Remove(key);
+    return st;
+  }
+  // The view now names the new key: the source it replaced can go.
+  auto old = registrations_.find(name);
+  if (old != registrations_.end()) registry->Remove(old->second);
+  registrations_[name] = key;
+  return Status::OK();
+}
+
+Status Connection::RegisterArrowStream(const std::string& name,
+                                       std::shared_ptr<RecordBatchReader> reader) {
+  if (reader == nullptr) return Status::Invalid("cannot register a null reader");
+  return Register(name, std::move(reader), nullptr);
+}
+
+Status Connection::RegisterTable(const std::string& name, TablePtr table) {
+  if (table == nullptr) return Status::Invalid("cannot register a null table");
+  return Register(name, nullptr, std::move(table));
+}
+
+Status Connection::Unregister(const std::string& name) {
+  auto it = registrations_.find(name);
+  if (it == registrations_.end()) {
+    return Status::KeyError("no Arrow stream is registered as '", name, "'");
+  }
+  QUIVER_RETURN_NOT_OK(Execute("DROP VIEW IF EXISTS " + QuoteIdentifier(name)));
+  QUIVER_ASSIGN_OR_RAISE(auto registry, state_->db->GetScanRegistry(state_->conn));
+  registry->Remove(it->second);
+  registrations_.erase(it);
+  return Status::OK();
+}
+
+std::string QuoteIdentifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace quiver::duckdb

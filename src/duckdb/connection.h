@@ -1,0 +1,108 @@
+// Database and Connection: an in-memory DuckDB driven through its C API,
+// exchanging data with Quiver through the Arrow C Data / C Stream Interface.
+//
+// Query results come back as Quiver record batches imported zero-copy from
+// the Arrow arrays DuckDB produces; Quiver readers and tables are exposed to
+// SQL as views over the quiver_scan table function (scan_function.h), which
+// hands DuckDB the batches through the C Data Interface. Every DuckDB error
+// becomes a Status carrying DuckDB's message (FromDuckDBError).
+//
+// Thread-safety: a Database may be shared by connections on several
+// threads; a Connection, like DuckDB's, is used by one thread at a time.
+// Readers returned by QueryArrow keep the connection's DuckDB state alive,
+// so they may outlive the Connection object.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "duckdb/library.h"
+#include "quiver/columnar/c_data.h"
+
+namespace quiver::duckdb {
+
+class ScanRegistry;
+
+// An in-memory DuckDB database, closed when the last holder lets it go.
+class Database {
+ public:
+  // Opens a new in-memory database with `library` (Library::Default() when
+  // null).
+  static Result<std::shared_ptr<Database>> Open(
+      std::shared_ptr<const Library> library = nullptr);
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const Library& library() const { return *library_; }
+  const std::shared_ptr<const Library>& shared_library() const { return library_; }
+  capi::duckdb_database handle() const { return db_; }
+
+  // The sources behind the database's quiver_scan views; registers the
+  // table function (through `conn`) on first use.
+  Result<std::shared_ptr<ScanRegistry>> GetScanRegistry(capi::duckdb_connection conn);
+
+ private:
+  Database() = default;
+  std::shared_ptr<const Library> library_;
+  capi::duckdb_database db_ = nullptr;
+  std::mutex mu_;
+  std::shared_ptr<ScanRegistry> registry_;  // null until first used
+};
+
+class Connection {
+ public:
+  static Result<std::unique_ptr<Connection>> Open(std::shared_ptr<Database> db);
+  // Drops the views of the registered streams, then lets the connection go
+  // (DuckDB disconnects once no reader of QueryArrow uses it any more).
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs `sql`, discarding any result. Blocks until DuckDB is done.
+  Status Execute(std::string_view sql);
+
+  // Runs `sql` (materialized in DuckDB) and returns its result as an Arrow
+  // C stream, one array per DuckDB data chunk (at most 2048 rows each), in
+  // DuckDB's Arrow conversion. The caller owns `*out` and must release it;
+  // the stream keeps the connection alive.
+  Status QueryArrowStream(std::string_view sql, ArrowArrayStream* out);
+  // The same result imported into Quiver (zero-copy: the batches' buffers
+  // are DuckDB's, released when the last of them goes).
+  Result<std::shared_ptr<RecordBatchReader>> QueryArrow(std::string_view sql);
+  // Every batch of QueryArrow gathered into a table.
+  Result<TablePtr> QueryTable(std::string_view sql);
+
+  // Exposes `reader` to SQL as the temporary view `name` of this
+  // connection (replacing any view or registration of that name). DuckDB
+  // reads the batches through the C Data Interface, zero-copy where its
+  // layout allows, and reads only the columns a query uses. A reader can be
+  // read once: the first query that scans the view consumes it, a later
+  // scan fails with an error saying so. An error of the reader fails the
+  // query with the reader's message. The reader is kept until the
+  // registration is replaced, unregistered or the connection destroyed.
+  Status RegisterArrowStream(const std::string& name,
+                             std::shared_ptr<RecordBatchReader> reader);
+  // Like RegisterArrowStream, for a table: every query scans it afresh.
+  Status RegisterTable(const std::string& name, TablePtr table);
+  // Drops the view and the source registered as `name`.
+  Status Unregister(const std::string& name);
+
+  // The DuckDB state a connection shares with the readers it returns.
+  struct State;
+
+ private:
+  explicit Connection(std::shared_ptr<State> state);
+  Status Register(const std::string& name, std::shared_ptr<RecordBatchReader> reader,
+                  TablePtr table);
+  std::shared_ptr<State> state_;
+  std::map<std::string, std::string> registrations_;  // view name -> registry key
+};
+
+// `name` as a double-quoted SQL identifier.
+std::string QuoteIdentifier(std::string_view name);
+
+}  // namespace quiver::duckdb

@@ -1,0 +1,340 @@
+// quiver_scan (see scan_function.h): sources, registry and the table
+// function's callbacks.
+#include "duckdb/scan_function.h"
+
+#include <cstring>
+
+#include "quiver/columnar/c_data.h"
+
+namespace quiver::duckdb {
+
+namespace {
+
+// The callbacks are plain C functions that receive only DuckDB's handles,
+// so they find the C API through this process-wide pointer, set when
+// quiver_scan is first registered (every database must use the same
+// library).
+std::mutex g_library_mu;
+std::shared_ptr<const Library> g_library;
+
+const capi::Api& ScanApi() { return g_library->api(); }
+
+Status TakeError(const capi::Api& api, capi::duckdb_error_data error,
+                 const std::string& context) {
+  Status st = FromDuckDBError(api.error_data_error_type(error),
+                              api.error_data_message(error), context);
+  api.destroy_error_data(&error);
+  return st;
+}
+
+// DuckDB's conversion of `schema`; the caller destroys *out.
+Status ConvertSchema(const capi::Api& api, capi::duckdb_connection conn,
+                     const Schema& schema, const std::string& name,
+                     capi::duckdb_arrow_converted_schema* out) {
+  ArrowSchema c_schema;
+  QUIVER_RETURN_NOT_OK(ExportSchema(schema, &c_schema));
+  *out = nullptr;
+  capi::duckdb_error_data error = api.schema_from_arrow(conn, &c_schema, out);
+  c_schema.release(&c_schema);
+  if (error == nullptr) return Status::OK();
+  if (*out != nullptr) api.destroy_arrow_converted_schema(out);
+  return TakeError(api, error, "DuckDB cannot scan the Arrow stream '" + name + "'");
+}
+
+// `batch` as a DuckDB data chunk (the caller destroys *out).
+Status ConvertBatch(const capi::Api& api, capi::duckdb_connection conn,
+                    capi::duckdb_arrow_converted_schema converted,
+                    const RecordBatch& batch, capi::duckdb_data_chunk* out) {
+  ArrowArray array;
+  QUIVER_RETURN_NOT_OK(ExportRecordBatch(batch, &array));
+  *out = nullptr;
+  capi::duckdb_error_data error = api.data_chunk_from_arrow(conn, &array, converted, out);
+  // DuckDB takes the array over on success; on failure it may not have.
+  if (array.release != nullptr) array.release(&array);
+  if (error == nullptr) return Status::OK();
+  if (*out != nullptr) api.destroy_data_chunk(out);
+  return TakeError(api, error, "DuckDB could not convert a Quiver batch");
+}
+
+}  // namespace
+
+// ---- ScanSource ----
+
+Result<std::shared_ptr<ScanSource>> ScanSource::Make(
+    std::shared_ptr<const Library> library, capi::duckdb_connection conn,
+    uint64_t conn_id, std::string name, std::shared_ptr<RecordBatchReader> reader,
+    TablePtr table) {
+  std::shared_ptr<ScanSource> s(new ScanSource());
+  s->library_ = std::move(library);
+  s->conn_ = conn;
+  s->conn_id_ = conn_id;
+  s->name_ = std::move(name);
+  s->schema_ = table ? table->schema() : reader ? reader->schema() : nullptr;
+  if (s->schema_ == nullptr) {
+    return Status::Invalid("nothing to register as '", s->name_, "'");
+  }
+  if (s->schema_->num_fields() == 0) {
+    return Status::Invalid("DuckDB cannot scan '", s->name_, "': it has no columns");
+  }
+  s->table_ = std::move(table);
+  s->reader_ = std::move(reader);
+  QUIVER_RETURN_NOT_OK(s->ComputeTypes());
+  return s;
+}
+
+ScanSource::~ScanSource() {
+  for (auto& type : types_) api().destroy_logical_type(&type);
+}
+
+// DuckDB's types, from DuckDB's own conversion of a one-row all-null batch
+// (the C API has no call that returns the types of a converted schema).
+Status ScanSource::ComputeTypes() {
+  std::vector<ArrayPtr> nulls;
+  for (const FieldPtr& f : schema_->fields()) {
+    QUIVER_ASSIGN_OR_RAISE(auto column, MakeArrayOfNull(f->type(), 1));
+    nulls.push_back(std::move(column));
+  }
+  auto batch = RecordBatch::Make(schema_, 1, nulls);
+  capi::duckdb_arrow_converted_schema converted;
+  QUIVER_RETURN_NOT_OK(ConvertSchema(api(), conn_, *schema_, name_, &converted));
+  capi::duckdb_data_chunk chunk;
+  Status st = ConvertBatch(api(), conn_, converted, *batch, &chunk);
+  api().destroy_arrow_converted_schema(&converted);
+  QUIVER_RETURN_NOT_OK(st);
+  for (int i = 0; i < schema_->num_fields(); ++i) {
+    types_.push_back(api().vector_get_column_type(
+        api().data_chunk_get_vector(chunk, static_cast<capi::idx_t>(i))));
+  }
+  api().destroy_data_chunk(&chunk);
+  return Status::OK();
+}
+
+Result<std::shared_ptr<RecordBatchReader>> ScanSource::OpenScan() {
+  if (table_ != nullptr) {
+    QUIVER_ASSIGN_OR_RAISE(auto batches, table_->ToRecordBatches());
+    return RecordBatchReader::FromBatches(schema_, std::move(batches));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (reader_ == nullptr) {
+    return Status::Invalid(
+        "the Quiver stream registered as '", name_,
+        "' was already scanned; a stream can be read once, register it "
+        "again (or register a table) to query it again");
+  }
+  return std::move(reader_);
+}
+
+// ---- ScanRegistry ----
+
+std::string ScanRegistry::Add(std::shared_ptr<ScanSource> source) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key = "q" + std::to_string(next_key_++);
+  sources_[key] = std::move(source);
+  return key;
+}
+
+void ScanRegistry::Remove(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  sources_.erase(key);
+}
+
+std::shared_ptr<ScanSource> ScanRegistry::Find(const std::string& key,
+                                               uint64_t conn_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sources_.find(key);
+  if (it == sources_.end() || it->second->connection_id() != conn_id) return nullptr;
+  return it->second;
+}
+
+uint64_t ConnectionId(const capi::Api& api, capi::duckdb_connection conn) {
+  capi::duckdb_client_context ctx = nullptr;
+  api.connection_get_client_context(conn, &ctx);
+  const uint64_t id = api.client_context_get_connection_id(ctx);
+  api.destroy_client_context(&ctx);
+  return id;
+}
+
+// ---- The table function ----
+
+namespace {
+
+// One scan: the reader, the projected columns and DuckDB's conversion of
+// them, and the batch being cut into chunks.
+struct ScanState {
+  std::shared_ptr<ScanSource> source;
+  std::shared_ptr<RecordBatchReader> reader;
+  std::vector<int> columns;
+  SchemaPtr projected;
+  capi::duckdb_arrow_converted_schema converted = nullptr;
+  RecordBatchPtr batch;
+  int64_t position = 0;
+
+  ~ScanState() {
+    if (converted != nullptr) source->api().destroy_arrow_converted_schema(&converted);
+  }
+};
+
+void DeleteRegistryRef(void* p) { delete static_cast<std::shared_ptr<ScanRegistry>*>(p); }
+void DeleteSourceRef(void* p) { delete static_cast<std::shared_ptr<ScanSource>*>(p); }
+void DeleteScanState(void* p) { delete static_cast<ScanState*>(p); }
+
+// The key argument of quiver_scan('<key>').
+std::string KeyArgument(const capi::Api& api, capi::duckdb_bind_info info) {
+  capi::duckdb_value value = api.bind_get_parameter(info, 0);
+  char* text = value != nullptr ? api.get_varchar(value) : nullptr;
+  std::string key = text != nullptr ? text : "";
+  if (text != nullptr) api.free(text);
+  if (value != nullptr) api.destroy_value(&value);
+  return key;
+}
+
+void Bind(capi::duckdb_bind_info info) {
+  const capi::Api& api = ScanApi();
+  auto* registry =
+      static_cast<std::shared_ptr<ScanRegistry>*>(api.bind_get_extra_info(info));
+  const std::string key = KeyArgument(api, info);
+  capi::duckdb_client_context ctx = nullptr;
+  api.table_function_get_client_context(info, &ctx);
+  const uint64_t conn_id = api.client_context_get_connection_id(ctx);
+  api.destroy_client_context(&ctx);
+  std::shared_ptr<ScanSource> source = (*registry)->Find(key, conn_id);
+  if (source == nullptr) {
+    const std::string error = std::string(kScanFunctionName) + ": no Quiver stream '" +
+                              key + "' is registered on this connection";
+    api.bind_set_error(info, error.c_str());
+    return;
+  }
+  const Schema& schema = *source->schema();
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    std::string name = schema.field(i)->name();
+    if (name.empty()) name = "v" + std::to_string(i);
+    api.bind_add_result_column(info, name.c_str(), source->types()[i]);
+  }
+  if (source->rows() >= 0) {
+    api.bind_set_cardinality(info, static_cast<capi::idx_t>(source->rows()), true);
+  }
+  api.bind_set_bind_data(info, new std::shared_ptr<ScanSource>(std::move(source)),
+                         &DeleteSourceRef);
+}
+
+Status InitScan(const capi::Api& api, capi::duckdb_init_info info, ScanState* state) {
+  const Schema& schema = *state->source->schema();
+  const capi::idx_t n = api.init_get_column_count(info);
+  FieldVector fields;
+  for (capi::idx_t k = 0; k < n; ++k) {
+    const capi::idx_t index = api.init_get_column_index(info, k);
+    if (index >= static_cast<capi::idx_t>(schema.num_fields())) {
+      return Status::NotImplemented(kScanFunctionName, ": virtual column ", index,
+                                    " is not supported");
+    }
+    state->columns.push_back(static_cast<int>(index));
+    fields.push_back(schema.field(static_cast<int>(index)));
+  }
+  state->projected = quiver::schema(std::move(fields));
+  if (!state->columns.empty()) {
+    QUIVER_RETURN_NOT_OK(ConvertSchema(api, state->source->connection(),
+                                       *state->projected, state->source->name(),
+                                       &state->converted));
+  }
+  QUIVER_ASSIGN_OR_RAISE(state->reader, state->source->OpenScan());
+  return Status::OK();
+}
+
+void Init(capi::duckdb_init_info info) {
+  const capi::Api& api = ScanApi();
+  auto state = std::make_unique<ScanState>();
+  state->source =
+      *static_cast<std::shared_ptr<ScanSource>*>(api.init_get_bind_data(info));
+  Status st = InitScan(api, info, state.get());
+  if (!st.ok()) {
+    api.init_set_error(info, st.ToString().c_str());
+    return;
+  }
+  api.init_set_init_data(info, state.release(), &DeleteScanState);
+}
+
+// Fills `output` with the next rows (at most one DuckDB vector's worth);
+// sets no rows at the end.
+Status Produce(const capi::Api& api, ScanState* state, capi::duckdb_data_chunk output) {
+  while (state->batch == nullptr || state->position >= state->batch->num_rows()) {
+    QUIVER_ASSIGN_OR_RAISE(state->batch, state->reader->Next());
+    state->position = 0;
+    if (state->batch == nullptr) {
+      api.data_chunk_set_size(output, 0);
+      return Status::OK();
+    }
+    if (!state->batch->schema()->Equals(*state->source->schema())) {
+      return Status::Invalid("the stream produced a batch of another schema");
+    }
+  }
+  const int64_t rows = std::min(state->batch->num_rows() - state->position,
+                                static_cast<int64_t>(api.vector_size()));
+  if (!state->columns.empty()) {
+    std::vector<ArrayPtr> columns;
+    for (int c : state->columns) {
+      columns.push_back(state->batch->column(c)->Slice(state->position, rows));
+    }
+    auto slice = RecordBatch::Make(state->projected, rows, columns);
+    capi::duckdb_data_chunk chunk;
+    QUIVER_RETURN_NOT_OK(
+        ConvertBatch(api, state->source->connection(), state->converted, *slice, &chunk));
+    for (size_t k = 0; k < state->columns.size(); ++k) {
+      api.vector_reference_vector(api.data_chunk_get_vector(output, k),
+                                  api.data_chunk_get_vector(chunk, k));
+    }
+    api.destroy_data_chunk(&chunk);
+  }
+  api.data_chunk_set_size(output, static_cast<capi::idx_t>(rows));
+  state->position += rows;
+  return Status::OK();
+}
+
+void Function(capi::duckdb_function_info info, capi::duckdb_data_chunk output) {
+  const capi::Api& api = ScanApi();
+  auto* state = static_cast<ScanState*>(api.function_get_init_data(info));
+  Status st = Produce(api, state, output);
+  if (!st.ok()) {
+    const std::string error = "the Quiver stream registered as '" +
+                              state->source->name() + "' failed: " + st.ToString();
+    api.function_set_error(info, error.c_str());
+  }
+}
+
+}  // namespace
+
+Status RegisterScanFunction(const std::shared_ptr<const Library>& library,
+                            capi::duckdb_connection conn,
+                            std::shared_ptr<ScanRegistry> registry) {
+  {
+    std::lock_guard<std::mutex> lock(g_library_mu);
+    if (g_library == nullptr) {
+      g_library = library;
+    } else if (g_library->api().bind_get_extra_info !=
+               library->api().bind_get_extra_info) {
+      return Status::NotImplemented(
+          kScanFunctionName, " already uses the DuckDB library '", g_library->path(),
+          "'; one process scans through one");
+    }
+  }
+  const capi::Api& api = library->api();
+  capi::duckdb_table_function f = api.create_table_function();
+  api.table_function_set_name(f, kScanFunctionName);
+  capi::duckdb_logical_type varchar = api.create_logical_type(capi::kTypeVarchar);
+  api.table_function_add_parameter(f, varchar);
+  api.destroy_logical_type(&varchar);
+  api.table_function_set_extra_info(
+      f, new std::shared_ptr<ScanRegistry>(std::move(registry)), &DeleteRegistryRef);
+  api.table_function_set_bind(f, &Bind);
+  api.table_function_set_init(f, &Init);
+  api.table_function_set_function(f, &Function);
+  api.table_function_supports_projection_pushdown(f, true);
+  const capi::duckdb_state state = api.register_table_function(conn, f);
+  api.destroy_table_function(&f);
+  if (state != capi::kDuckDBSuccess) {
+    return Status::Invalid("DuckDB refused to register the table function ",
+                           kScanFunctionName);
+  }
+  return Status::OK();
+}
+
+}  // namespace quiver::duckdb
