@@ -1,0 +1,32 @@
+// The `quiver` command line: one function per subcommand.
+//
+// Exit codes: 0 success; 1 the command ran but its check failed (a demo
+// mismatch); 2 bad usage or bad input (unreadable or malformed files), with
+// one clear line on stderr.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "quiver/util/status.h"
+
+namespace quiver::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+
+using Args = std::vector<std::string>;
+
+int IpcCommand(const Args& args);
+int DemoCommand(const Args& args);
+
+// Prints "quiver: <what>: <status message>" on stderr and returns code.
+int Fail(const std::string& what, const Status& st, int code = kExitBadInput);
+
+// Parses "--name=value" or "--name value" options out of args; returns the
+// value or `fallback`. Removes the option from args.
+std::string TakeOption(Args* args, const std::string& name, const std::string& fallback);
+bool TakeFlag(Args* args, const std::string& name);
+
+}  // namespace quiver::cli

@@ -1,0 +1,80 @@
+// quiver: the command line of the Quiver cluster data system.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+
+namespace quiver::cli {
+
+int Fail(const std::string& what, const Status& st, int code) {
+  std::string msg = st.message();
+  for (auto& c : msg) {
+    if (c == '\n') c = ' ';  // one line
+  }
+  std::fprintf(stderr, "quiver: %s: %s\n", what.c_str(), msg.c_str());
+  return code;
+}
+
+std::string TakeOption(Args* args, const std::string& name, const std::string& fallback) {
+  const std::string flag = "--" + name;
+  for (size_t i = 0; i < args->size(); ++i) {
+    const std::string& a = (*args)[i];
+    if (a == flag && i + 1 < args->size()) {
+      std::string v = (*args)[i + 1];
+      args->erase(args->begin() + static_cast<long>(i),
+                  args->begin() + static_cast<long>(i) + 2);
+      return v;
+    }
+    if (a.rfind(flag + "=", 0) == 0) {
+      std::string v = a.substr(flag.size() + 1);
+      args->erase(args->begin() + static_cast<long>(i));
+      return v;
+    }
+  }
+  return fallback;
+}
+
+bool TakeFlag(Args* args, const std::string& name) {
+  for (size_t i = 0; i < args->size(); ++i) {
+    if ((*args)[i] == "--" + name) {
+      args->erase(args->begin() + static_cast<long>(i));
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: quiver <command> [args]
+
+commands:
+  demo [--rows N]              build a table, round-trip it through Arrow IPC and
+                               DuckDB, print what happened
+  ipc cat FILE [--limit N]     print the schema and rows of an Arrow IPC stream or file
+  ipc roundtrip IN OUT         read an IPC stream or file, validate it fully, write it
+       [--compression C]       back in the same format (C: none, lz4, zstd)
+  help                         this text
+
+exit codes: 0 ok, 1 a check failed, 2 bad usage or bad input
+)";
+
+}  // namespace
+}  // namespace quiver::cli
+
+int main(int argc, char** argv) {
+  using namespace quiver::cli;
+  if (argc < 2 || std::strcmp(argv[1], "help") == 0 ||
+      std::strcmp(argv[1], "--help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? kExitBadInput : kExitOk;
+  }
+  std::string command = argv[1];
+  Args args(argv + 2, argv + argc);
+  if (command == "ipc") return IpcCommand(args);
+  if (command == "demo") return DemoCommand(args);
+  std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
+               command.c_str());
+  return kExitBadInput;
+}
