@@ -204,8 +204,9 @@ uint8_t* BandwidthTarget(int which) {
 template <typename T>
 void BM_Read(benchmark::State& state) {
   const uint64_t per_thread = kBandwidthBytes / state.threads();
-  const T* p = reinterpret_cast<const T*>(BandwidthTarget(static_cast<int>(state.range(0))) +
-                                          per_thread * state.thread_index());
+  const T* p =
+      reinterpret_cast<const T*>(BandwidthTarget(static_cast<int>(state.range(0))) +
+                                 per_thread * state.thread_index());
   const uint64_t n = per_thread / sizeof(T);
   for (auto _ : state) {
     T sum = 0;
@@ -233,8 +234,8 @@ void BM_Write(benchmark::State& state) {
 // Strided access to 64-bit elements: stride in bytes; bytes counted are the
 // bytes of the elements accessed.
 void BM_StridedRead(benchmark::State& state) {
-  const uint64_t* p =
-      reinterpret_cast<const uint64_t*>(BandwidthTarget(static_cast<int>(state.range(0))));
+  const uint64_t* p = reinterpret_cast<const uint64_t*>(
+      BandwidthTarget(static_cast<int>(state.range(0))));
   const uint64_t step = static_cast<uint64_t>(state.range(1)) / 8;
   const uint64_t n = kBandwidthBytes / 8;
   for (auto _ : state) {
@@ -246,7 +247,8 @@ void BM_StridedRead(benchmark::State& state) {
 }
 
 void BM_StridedWrite(benchmark::State& state) {
-  uint64_t* p = reinterpret_cast<uint64_t*>(BandwidthTarget(static_cast<int>(state.range(0))));
+  uint64_t* p =
+      reinterpret_cast<uint64_t*>(BandwidthTarget(static_cast<int>(state.range(0))));
   const uint64_t step = static_cast<uint64_t>(state.range(1)) / 8;
   const uint64_t n = kBandwidthBytes / 8;
   uint64_t v = 0;
@@ -281,20 +283,44 @@ BENCHMARK_TEMPLATE(BM_MallocFreeLarge, false)
     ->RangeMultiplier(32)
     ->Range(1 << 20, 1 << 30);
 BENCHMARK_TEMPLATE(BM_Flush1GiB, false, false)
-    ->Name("BM_Flush1GiB/untouched/FlushRange")->ArgName("remote")->Arg(0)->Arg(1)
-    ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("BM_Flush1GiB/untouched/FlushRange")
+    ->ArgName("remote")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(5)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Flush1GiB, true, false)
-    ->Name("BM_Flush1GiB/untouched/raw")->ArgName("remote")->Arg(0)->Arg(1)
-    ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("BM_Flush1GiB/untouched/raw")
+    ->ArgName("remote")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(5)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Flush1GiB, false, true)
-    ->Name("BM_Flush1GiB/touched/FlushRange")->ArgName("remote")->Arg(0)->Arg(1)
-    ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("BM_Flush1GiB/touched/FlushRange")
+    ->ArgName("remote")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(5)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Flush1GiB, true, true)
-    ->Name("BM_Flush1GiB/touched/raw")->ArgName("remote")->Arg(0)->Arg(1)
-    ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Name("BM_Flush1GiB/touched/raw")
+    ->ArgName("remote")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(5)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
-#define QUIVER_BANDWIDTH(fn, T)                                                     \
-  BENCHMARK_TEMPLATE(fn, T)->Apply(Targets)->Threads(1)->Threads(2)->UseRealTime() \
+#define QUIVER_BANDWIDTH(fn, T) \
+  BENCHMARK_TEMPLATE(fn, T)     \
+      ->Apply(Targets)          \
+      ->Threads(1)              \
+      ->Threads(2)              \
+      ->UseRealTime()           \
       ->Unit(benchmark::kMillisecond);
 QUIVER_BANDWIDTH(BM_Read, uint8_t)
 QUIVER_BANDWIDTH(BM_Read, uint16_t)
@@ -305,8 +331,14 @@ QUIVER_BANDWIDTH(BM_Write, uint16_t)
 QUIVER_BANDWIDTH(BM_Write, uint32_t)
 QUIVER_BANDWIDTH(BM_Write, uint64_t)
 #undef QUIVER_BANDWIDTH
-BENCHMARK(BM_StridedRead)->Apply(StrideArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_StridedWrite)->Apply(StrideArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StridedRead)
+    ->Apply(StrideArgs)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StridedWrite)
+    ->Apply(StrideArgs)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace quiver
@@ -320,9 +352,8 @@ int main(int argc, char** argv) {
       {"BM_Flush1GiB/touched/FlushRange", "BM_Flush1GiB/touched/raw", "time"},
   };
   // Remote region and heap, each against the own region, same shape.
-  for (const char* fn : {"BM_Read<uint8_t>", "BM_Read<uint16_t>",
-                         "BM_Read<uint32_t>", "BM_Read<uint64_t>",
-                         "BM_Write<uint8_t>", "BM_Write<uint16_t>",
+  for (const char* fn : {"BM_Read<uint8_t>", "BM_Read<uint16_t>", "BM_Read<uint32_t>",
+                         "BM_Read<uint64_t>", "BM_Write<uint8_t>", "BM_Write<uint16_t>",
                          "BM_Write<uint32_t>", "BM_Write<uint64_t>"}) {
     for (const char* threads : {"/real_time/threads:1", "/real_time/threads:2"}) {
       std::string f = fn;

@@ -50,8 +50,8 @@ void CopyBitmap(const uint8_t* src, int64_t src_offset, int64_t length, uint8_t*
   }
 }
 
-bool BitmapEquals(const uint8_t* a, int64_t a_offset, const uint8_t* b,
-                  int64_t b_offset, int64_t length) {
+bool BitmapEquals(const uint8_t* a, int64_t a_offset, const uint8_t* b, int64_t b_offset,
+                  int64_t length) {
   if ((a_offset & 7) == 0 && (b_offset & 7) == 0) {
     int64_t whole = length >> 3;
     if (std::memcmp(a + (a_offset >> 3), b + (b_offset >> 3),

@@ -48,8 +48,8 @@ Status SystemMemoryPool::Allocate(int64_t size, int64_t alignment, uint8_t** out
   return Status::OK();
 }
 
-Status SystemMemoryPool::Reallocate(int64_t old_size, int64_t new_size,
-                                    int64_t alignment, uint8_t** ptr) {
+Status SystemMemoryPool::Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
+                                    uint8_t** ptr) {
   QUIVER_RETURN_NOT_OK(CheckArgs(new_size, alignment));
   if (old_size < 0) return Status::Invalid("negative old size ", old_size);
   uint8_t* previous = *ptr;

@@ -127,7 +127,8 @@ Result<TablePtr> Table::FromRecordBatches(const std::vector<RecordBatchPtr>& bat
   int64_t rows = 0;
   for (size_t b = 0; b < batches.size(); ++b) {
     if (!batches[b]->schema()->Equals(*schema)) {
-      return Status::Invalid("batch ", b, " has schema\n", batches[b]->schema()->ToString(),
+      return Status::Invalid("batch ", b, " has schema\n",
+                             batches[b]->schema()->ToString(),
                              "\nwhich differs from the table's\n", schema->ToString());
     }
     for (int i = 0; i < schema->num_fields(); ++i) {

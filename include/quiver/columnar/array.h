@@ -94,7 +94,9 @@ class NumericArray : public Array {
   using TypeClass = Tag;
   using value_type = typename Tag::c_type;
   using Array::Array;
-  const value_type* raw_values() const { return data_->template GetValues<value_type>(1); }
+  const value_type* raw_values() const {
+    return data_->template GetValues<value_type>(1);
+  }
   value_type Value(int64_t i) const { return raw_values()[i]; }
 };
 

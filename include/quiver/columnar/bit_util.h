@@ -34,7 +34,7 @@ void CopyBitmap(const uint8_t* src, int64_t src_offset, int64_t length, uint8_t*
                 int64_t dst_offset);
 
 // True if the bit ranges are equal.
-bool BitmapEquals(const uint8_t* a, int64_t a_offset, const uint8_t* b,
-                  int64_t b_offset, int64_t length);
+bool BitmapEquals(const uint8_t* a, int64_t a_offset, const uint8_t* b, int64_t b_offset,
+                  int64_t length);
 
 }  // namespace quiver::bit_util

@@ -99,7 +99,7 @@ class ResizableBuffer : public Buffer {
 
  private:
   friend Result<std::shared_ptr<ResizableBuffer>> AllocateResizableBuffer(int64_t,
-                                                                        MemoryPool*);
+                                                                          MemoryPool*);
   explicit ResizableBuffer(MemoryPool* pool);
   MemoryPool* pool_;
 };

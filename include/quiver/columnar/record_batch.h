@@ -67,8 +67,8 @@ class RecordBatchReader {
   // Every remaining batch.
   Result<std::vector<RecordBatchPtr>> ReadAll();
   // A reader over batches held in memory (all must have `schema`).
-  static std::shared_ptr<RecordBatchReader> FromBatches(SchemaPtr schema,
-                                                        std::vector<RecordBatchPtr> batches);
+  static std::shared_ptr<RecordBatchReader> FromBatches(
+      SchemaPtr schema, std::vector<RecordBatchPtr> batches);
 };
 
 }  // namespace quiver

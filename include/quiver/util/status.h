@@ -163,10 +163,10 @@ std::string Status::Concat(Args&&... args) {
 #define QUIVER_CONCAT(x, y) QUIVER_CONCAT_IMPL(x, y)
 
 // Returns from the enclosing function if `expr` yields a non-OK Status.
-#define QUIVER_RETURN_NOT_OK(expr)                  \
-  do {                                              \
-    ::quiver::Status _quiver_st = (expr);           \
-    if (!_quiver_st.ok()) return _quiver_st;        \
+#define QUIVER_RETURN_NOT_OK(expr)           \
+  do {                                       \
+    ::quiver::Status _quiver_st = (expr);    \
+    if (!_quiver_st.ok()) return _quiver_st; \
   } while (false)
 
 #define QUIVER_RETURN_IF(cond, status) \
