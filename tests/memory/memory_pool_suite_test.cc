@@ -16,7 +16,7 @@ namespace {
 // A region allocator over private memory, standing in for a node's region.
 class PrivateRegion {
  public:
-  explicit PrivateRegion(uint64_t data_size = 64 << 20) : data_size_(data_size) {
+  explicit PrivateRegion(uint64_t data_size = 64 << 20) {
     meta_ = RegionAllocator::MetadataSize(data_size, 64);
     total_ = meta_ + data_size;
     mem_ = static_cast<uint8_t*>(mmap(nullptr, total_, PROT_READ | PROT_WRITE,
@@ -29,7 +29,7 @@ class PrivateRegion {
   bool Contains(const uint8_t* p) const { return p >= mem_ + meta_ && p < mem_ + total_; }
 
  private:
-  uint64_t data_size_, meta_, total_;
+  uint64_t meta_, total_;
   uint8_t* mem_;
   RegionAllocator alloc_;
 };

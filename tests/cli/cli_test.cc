@@ -1,0 +1,181 @@
+// The `quiver` binary itself, run as a separate process: bad input must give
+// exit code 2 and one clear line on stderr, never a crash. In the sanitizer
+// build this runs the ASan/UBSan binary, so an out-of-bounds read fails too.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "quiver/columnar/builder.h"
+#include "quiver/columnar/ipc.h"
+
+extern char** environ;
+
+namespace quiver {
+namespace {
+
+struct ProcessResult {
+  int code = -1;  // exit code, or 128 + signal
+  std::string out, err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ProcessResult RunQuiver(const std::vector<std::string>& args, const std::string& dir) {
+  const std::string bin = std::string(QUIVER_BINARY_DIR) + "/quiver";
+  std::vector<char*> argv{const_cast<char*>(bin.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  pid_t pid;
+  ProcessResult r;
+  if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    return r;
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/quiver-cli-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)system(("rm -rf " + dir_).c_str()); }
+
+  // A small but varied valid IPC file: nulls, strings, a list, a
+  // dictionary, two batches.
+  std::string WriteValid(ipc::IpcFormat format) {
+    std::vector<RecordBatchPtr> batches;
+    auto s = schema({field("i", int32()), field("s", utf8()), field("l", list(int16())),
+                     field("d", dictionary(int8(), utf8()))});
+    for (int b = 0; b < 2; ++b) {
+      auto builder = MakeBuilder(struct_(s->fields())).ValueOrDie();
+      auto* st = static_cast<StructBuilder*>(builder.get());
+      for (int r = 0; r < 5; ++r) {
+        EXPECT_TRUE(st->Append().ok());
+        auto* i = static_cast<Int32Builder*>(st->field_builder(0));
+        EXPECT_TRUE((r == 2 ? i->AppendNull() : i->Append(b * 10 + r)).ok());
+        EXPECT_TRUE(static_cast<StringBuilder*>(st->field_builder(1))
+                        ->Append("v" + std::to_string(r))
+                        .ok());
+        auto* l = static_cast<ListBuilder*>(st->field_builder(2));
+        EXPECT_TRUE(l->Append().ok());
+        EXPECT_TRUE(static_cast<Int16Builder*>(l->value_builder())->Append(r).ok());
+        EXPECT_TRUE(static_cast<DictionaryBuilder*>(st->field_builder(3))
+                        ->Append(std::string_view(r % 2 ? "odd" : "even"))
+                        .ok());
+      }
+      auto arr = st->Finish().ValueOrDie();
+      batches.push_back(RecordBatch::FromStructArray(arr).ValueOrDie());
+    }
+    auto table = Table::FromRecordBatches(batches).ValueOrDie();
+    auto bytes = ipc::SerializeTable(*table, format).ValueOrDie();
+    const std::string path = dir_ + "/valid." + ipc::IpcFormatName(format);
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+    return path;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(CliTest, CatPrintsSchemaAndRows) {
+  ProcessResult r = RunQuiver({"ipc", "cat", WriteValid(ipc::IpcFormat::kFile)}, dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("format: Arrow IPC file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rows: 10"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("d: dictionary<values=string, indices=int8"), std::string::npos);
+  EXPECT_NE(r.out.find("2: i=null | s=\"v2\" | l=[2] | d=\"even\""), std::string::npos)
+      << r.out;
+}
+
+TEST_F(CliTest, RoundtripKeepsFormatAndValues) {
+  for (auto format : {ipc::IpcFormat::kStream, ipc::IpcFormat::kFile}) {
+    const std::string in = WriteValid(format), out = dir_ + "/out";
+    ProcessResult r =
+        RunQuiver({"ipc", "roundtrip", in, out, "--compression", "zstd"}, dir_);
+    ASSERT_EQ(r.code, 0) << r.err;
+    auto a = ipc::ReadTableFromBuffer(io::MemoryMapFile(in).ValueOrDie()).ValueOrDie();
+    auto data = io::MemoryMapFile(out).ValueOrDie();
+    EXPECT_EQ(ipc::DetectFormat(*data).ValueOrDie(), format);
+    auto b = ipc::ReadTableFromBuffer(data).ValueOrDie();
+    EXPECT_TRUE(a->Equals(*b, true));
+  }
+}
+
+TEST_F(CliTest, UsageAndMissingFilesExitTwo) {
+  EXPECT_EQ(RunQuiver({}, dir_).code, 2);
+  EXPECT_EQ(RunQuiver({"frobnicate"}, dir_).code, 2);
+  EXPECT_EQ(RunQuiver({"ipc", "cat"}, dir_).code, 2);
+  ProcessResult r = RunQuiver({"ipc", "cat", dir_ + "/missing.arrow"}, dir_);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("missing.arrow"), std::string::npos) << r.err;
+  ProcessResult bad = RunQuiver({"ipc", "roundtrip", WriteValid(ipc::IpcFormat::kFile),
+                                 dir_ + "/o", "--compression", "brotli"},
+                                dir_);
+  EXPECT_EQ(bad.code, 2);
+}
+
+// Every truncation point of a valid IPC file: exit 2, one line on stderr,
+// no output file left behind.
+TEST_F(CliTest, EveryTruncationOfAFileExitsTwo) {
+  const std::string valid = ReadFile(WriteValid(ipc::IpcFormat::kFile));
+  ASSERT_GT(valid.size(), 500u);
+  const std::string damaged = dir_ + "/damaged.arrow", out = dir_ + "/out.arrow";
+  int checked = 0;
+  for (size_t len = 0; len < valid.size(); ++len) {
+    std::ofstream(damaged, std::ios::binary | std::ios::trunc).write(valid.data(), len);
+    ProcessResult r = RunQuiver({"ipc", "roundtrip", damaged, out}, dir_);
+    ASSERT_EQ(r.code, 2) << "truncated at " << len << " of " << valid.size()
+                         << "; stderr: " << r.err;
+    ASSERT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    ASSERT_EQ(r.err.rfind("quiver: ", 0), 0u) << r.err;
+    ASSERT_NE(access(out.c_str(), F_OK), 0) << "output written for a damaged input";
+    ++checked;
+  }
+  std::printf("[ %d truncation points of a %zu-byte file: all exit 2 ]\n", checked,
+              valid.size());
+}
+
+// A stream truncated inside a message is an error too (one truncated at a
+// message boundary is a valid shorter stream).
+TEST_F(CliTest, StreamTruncationsNeverCrash) {
+  const std::string valid = ReadFile(WriteValid(ipc::IpcFormat::kStream));
+  const std::string damaged = dir_ + "/damaged.arrows", out = dir_ + "/out.arrows";
+  int errors = 0, shorter = 0;
+  for (size_t len = 0; len < valid.size(); len += 7) {
+    std::ofstream(damaged, std::ios::binary | std::ios::trunc).write(valid.data(), len);
+    ProcessResult r = RunQuiver({"ipc", "roundtrip", damaged, out}, dir_);
+    ASSERT_TRUE(r.code == 0 || r.code == 2)
+        << "len " << len << ": exit " << r.code << " " << r.err;
+    (r.code == 2 ? errors : shorter)++;
+  }
+  EXPECT_GT(errors, 0);
+}
+
+}  // namespace
+}  // namespace quiver
