@@ -40,7 +40,8 @@ TablePtr MakeThesisTable(int64_t rows) {
       c.UnsafeAppend(static_cast<uint16_t>(i * 7));
     }
     batches.push_back(RecordBatch::Make(
-        s, n, {a.Finish().ValueOrDie(), b.Finish().ValueOrDie(), c.Finish().ValueOrDie()}));
+        s, n,
+        {a.Finish().ValueOrDie(), b.Finish().ValueOrDie(), c.Finish().ValueOrDie()}));
   }
   return Table::FromRecordBatches(batches, s).ValueOrDie();
 }
@@ -63,9 +64,11 @@ struct WriteFixture {
         column_bytes += chunk->data()->buffers[1]->size();
       }
     }
-    capacity = std::max(ipc::GetSerializedSize(*table, ipc::IpcFormat::kStream).ValueOrDie(),
-                        ipc::GetSerializedSize(*table, ipc::IpcFormat::kFile).ValueOrDie());
-    out = static_cast<uint8_t*>(std::aligned_alloc(4096, (capacity + 4095) / 4096 * 4096));
+    capacity =
+        std::max(ipc::GetSerializedSize(*table, ipc::IpcFormat::kStream).ValueOrDie(),
+                 ipc::GetSerializedSize(*table, ipc::IpcFormat::kFile).ValueOrDie());
+    out =
+        static_cast<uint8_t*>(std::aligned_alloc(4096, (capacity + 4095) / 4096 * 4096));
     std::memset(out, 0, capacity);  // fault in every page before timing
   }
 };
@@ -112,8 +115,8 @@ std::shared_ptr<Buffer> StreamOfSize(int64_t bytes) {
     (void)b.Reserve(n);
     for (int64_t i = 0; i < n; ++i) b.UnsafeAppend(i);
     auto table =
-        Table::FromRecordBatches({RecordBatch::FromArrays({"v"}, {b.Finish().ValueOrDie()})
-                                      .ValueOrDie()})
+        Table::FromRecordBatches(
+            {RecordBatch::FromArrays({"v"}, {b.Finish().ValueOrDie()}).ValueOrDie()})
             .ValueOrDie();
     slot = ipc::SerializeTable(*table, ipc::IpcFormat::kStream).ValueOrDie();
   }

@@ -8,70 +8,7 @@ namespace {
 
 using Rng = std::mt19937_64;
 
-FieldVector StructFields() {
-  return {field("i", int32()), field("s", utf8()), field("nn", float64(), false)};
-}
-
 }  // namespace
-
-std::vector<TypePtr> AllTypes() {
-  return {
-      null(),
-      boolean(),
-      int8(),
-      int16(),
-      int32(),
-      int64(),
-      uint8(),
-      uint16(),
-      uint32(),
-      uint64(),
-      float16(),
-      float32(),
-      float64(),
-      decimal128(5, 2),
-      decimal128(38, 10),
-      decimal128(12, -3),
-      date32(),
-      date64(),
-      time32(TimeUnit::kSecond),
-      time32(TimeUnit::kMilli),
-      time64(TimeUnit::kMicro),
-      time64(TimeUnit::kNano),
-      timestamp(TimeUnit::kSecond),
-      timestamp(TimeUnit::kMilli, "UTC"),
-      timestamp(TimeUnit::kMicro, "Europe/Amsterdam"),
-      timestamp(TimeUnit::kNano, "+05:30"),
-      duration(TimeUnit::kSecond),
-      duration(TimeUnit::kMilli),
-      duration(TimeUnit::kMicro),
-      duration(TimeUnit::kNano),
-      utf8(),
-      large_utf8(),
-      binary(),
-      large_binary(),
-      fixed_size_binary(0),
-      fixed_size_binary(7),
-      list(int32()),
-      list(field("element", utf8(), false)),
-      large_list(float64()),
-      fixed_size_list(int16(), 3),
-      fixed_size_list(utf8(), 0),
-      struct_(StructFields()),
-      struct_({}),
-      map(utf8(), int64()),
-      map(int32(), list(utf8()), /*keys_sorted=*/true),
-      list(struct_(StructFields())),
-      struct_({field("l", list(list(int8()))), field("m", map(utf8(), float32()))}),
-      dictionary(int8(), utf8()),
-      dictionary(int16(), int64(), /*ordered=*/true),
-      dictionary(int32(), large_utf8()),
-      dictionary(uint8(), float64()),
-      dictionary(int64(), fixed_size_binary(4)),
-      list(dictionary(int32(), utf8())),
-      struct_({field("d", dictionary(int8(), binary()))}),
-  };
-}
 
 namespace {
 

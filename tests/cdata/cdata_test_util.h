@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "common/all_types.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/c_data.h"
 
 namespace quiver::cdata_test {
 
-// Every type of type.h, with nested and dictionary combinations.
-std::vector<TypePtr> AllTypes();
+using quiver::testing::AllTypes;
 
 // A random array of `type` with about one value in five null (none where
 // the type forbids it, e.g. map keys). Deterministic for a given seed.

@@ -8,10 +8,13 @@
 
 #include "columnar/array_test_helpers.h"
 #include "columnar/validate_internal.h"
+#include "common/all_types.h"
 #include "quiver/columnar/pretty_print.h"
 
 namespace quiver {
 namespace {
+
+using quiver::testing::AllTypes;
 
 using test::BitmapOf;
 using test::BufferOf;
@@ -51,43 +54,6 @@ ArrayDataPtr StringData(std::vector<int32_t> offsets, std::string_view bytes,
   const int64_t n = static_cast<int64_t>(offsets.size()) - 1;
   return Data(utf8(), n, {std::move(validity), I32(offsets), ExactBuffer(bytes)}, {},
               nulls);
-}
-
-// Every type Quiver supports, nested and dictionary ones included.
-std::vector<TypePtr> AllTypes() {
-  return {null(),
-          boolean(),
-          int8(),
-          int16(),
-          int32(),
-          int64(),
-          uint8(),
-          uint16(),
-          uint32(),
-          uint64(),
-          float16(),
-          float32(),
-          float64(),
-          decimal128(10, 2),
-          date32(),
-          date64(),
-          time32(TimeUnit::kMilli),
-          time64(TimeUnit::kNano),
-          timestamp(TimeUnit::kMicro, "UTC"),
-          duration(TimeUnit::kSecond),
-          utf8(),
-          large_utf8(),
-          binary(),
-          large_binary(),
-          fixed_size_binary(3),
-          list(int32()),
-          large_list(utf8()),
-          fixed_size_list(int16(), 2),
-          struct_({field("a", int32()), field("b", list(utf8()))}),
-          map(utf8(), int64()),
-          dictionary(int8(), utf8()),
-          dictionary(uint32(), float64()),
-          list(dictionary(int16(), int32()))};
 }
 
 TEST(ValidateTest, ArraysOfEveryTypeAreValid) {

@@ -37,6 +37,9 @@ Status AppendDictionaryValue(DictionaryBuilder* b, const DataType& vt,
     case TypeId::kBinary:
     case TypeId::kLargeBinary:
       return b->Append(std::string_view(kWords[pick]));
+    case TypeId::kFixedSizeBinary:
+      return b->Append(std::string(static_cast<size_t>(vt.byte_width()),
+                                   static_cast<char>('a' + pick)));
     case TypeId::kFloat:
     case TypeId::kDouble:
       return b->Append(static_cast<double>(pick) * 0.5);
@@ -182,65 +185,6 @@ void CollectInside(const ArrayData& data, const Buffer& input, std::string* bad,
 }
 
 }  // namespace
-
-std::vector<TypePtr> AllTypes() {
-  return {null(),
-          boolean(),
-          int8(),
-          int16(),
-          int32(),
-          int64(),
-          uint8(),
-          uint16(),
-          uint32(),
-          uint64(),
-          float16(),
-          float32(),
-          float64(),
-          decimal128(20, 3),
-          decimal128(38, 0),
-          date32(),
-          date64(),
-          time32(TimeUnit::kSecond),
-          time32(TimeUnit::kMilli),
-          time64(TimeUnit::kMicro),
-          time64(TimeUnit::kNano),
-          timestamp(TimeUnit::kSecond),
-          timestamp(TimeUnit::kMilli, "UTC"),
-          timestamp(TimeUnit::kMicro, "Europe/Paris"),
-          timestamp(TimeUnit::kNano),
-          duration(TimeUnit::kSecond),
-          duration(TimeUnit::kMilli),
-          duration(TimeUnit::kMicro),
-          duration(TimeUnit::kNano),
-          utf8(),
-          large_utf8(),
-          binary(),
-          large_binary(),
-          fixed_size_binary(5),
-          fixed_size_binary(0),
-          list(int32()),
-          large_list(utf8()),
-          fixed_size_list(int16(), 3),
-          fixed_size_list(utf8(), 2),
-          struct_({field("a", int32()), field("b", utf8(), false),
-                   field("c", list(boolean()))}),
-          struct_({}),
-          map(utf8(), int64()),
-          map(int32(), list(utf8()), true),
-          list(struct_({field("x", float64()), field("y", binary())})),
-          struct_({field("l", list(int8()))}),
-          list(null()),
-          dictionary(int8(), utf8()),
-          dictionary(int32(), int64(), true),
-          dictionary(uint16(), large_utf8()),
-          dictionary(int64(), float64()),
-          dictionary(int16(), binary()),
-          list(dictionary(int8(), utf8())),
-          struct_({field("d", dictionary(int32(), utf8()))}),
-          fixed_size_list(dictionary(int16(), utf8()), 2),
-          map(utf8(), dictionary(int8(), utf8()))};
-}
 
 Result<ArrayPtr> RandomArray(const TypePtr& type, int64_t length, uint32_t seed,
                              int null_percent) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/all_types.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc.h"
 #include "quiver/columnar/table.h"
@@ -29,9 +30,7 @@ namespace quiver::ipc::test {
       << #rexpr << ": " << QUIVER_CONCAT(_res_, __LINE__).status().ToString(); \
   lhs = std::move(QUIVER_CONCAT(_res_, __LINE__)).MoveValueUnsafe()
 
-// Every type of type.h, nested ones with a few children, dictionaries with
-// each supported value kind.
-std::vector<TypePtr> AllTypes();
+using quiver::testing::AllTypes;
 
 // A random array of `type` with about `null_percent`% nulls (none for
 // non-nullable children), deterministic for a given seed.

@@ -1,0 +1,75 @@
+// Every type Quiver supports, with the parameter variants that matter
+// (units, time zones, widths, negative scales, nested and dictionary
+// combinations). One list for every suite that must cover all types.
+#pragma once
+
+#include <vector>
+
+#include "quiver/columnar/type.h"
+
+namespace quiver::testing {
+
+inline std::vector<TypePtr> AllTypes() {
+  auto point = struct_(
+      {field("a", int32()), field("b", utf8(), false), field("c", list(boolean()))});
+  return {null(),
+          boolean(),
+          int8(),
+          int16(),
+          int32(),
+          int64(),
+          uint8(),
+          uint16(),
+          uint32(),
+          uint64(),
+          float16(),
+          float32(),
+          float64(),
+          decimal128(5, 2),
+          decimal128(38, 10),
+          decimal128(12, -3),
+          date32(),
+          date64(),
+          time32(TimeUnit::kSecond),
+          time32(TimeUnit::kMilli),
+          time64(TimeUnit::kMicro),
+          time64(TimeUnit::kNano),
+          timestamp(TimeUnit::kSecond),
+          timestamp(TimeUnit::kMilli, "UTC"),
+          timestamp(TimeUnit::kMicro, "Europe/Amsterdam"),
+          timestamp(TimeUnit::kNano, "+05:30"),
+          duration(TimeUnit::kSecond),
+          duration(TimeUnit::kMilli),
+          duration(TimeUnit::kMicro),
+          duration(TimeUnit::kNano),
+          utf8(),
+          large_utf8(),
+          binary(),
+          large_binary(),
+          fixed_size_binary(0),
+          fixed_size_binary(7),
+          list(int32()),
+          list(field("element", utf8(), false)),
+          list(null()),
+          large_list(float64()),
+          large_list(utf8()),
+          fixed_size_list(int16(), 3),
+          fixed_size_list(utf8(), 2),
+          fixed_size_list(utf8(), 0),
+          point,
+          struct_({}),
+          map(utf8(), int64()),
+          map(int32(), list(utf8()), /*keys_sorted=*/true),
+          list(point),
+          struct_({field("l", list(list(int8()))), field("m", map(utf8(), float32()))}),
+          dictionary(int8(), utf8()),
+          dictionary(int16(), int64(), /*ordered=*/true),
+          dictionary(int32(), large_utf8()),
+          dictionary(uint8(), float64()),
+          dictionary(uint16(), binary()),
+          dictionary(int64(), fixed_size_binary(4)),
+          list(dictionary(int32(), utf8())),
+          struct_({field("d", dictionary(int8(), binary()))})};
+}
+
+}  // namespace quiver::testing
