@@ -20,6 +20,7 @@ debian_packages=(
   liblz4-dev libzstd-dev                             # IPC body compression
   nlohmann-json3-dev                                 # interop test data
   libtomlplusplus-dev                                # cluster config (TOML)
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler  # node RPC
   iproute2 procps                                    # multi-process tests
   g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu    # compile the other flush paths
 )
