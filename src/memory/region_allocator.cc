@@ -654,6 +654,60 @@ Status RegionAllocator::SetTag(uint8_t* ptr, uint64_t tag) {
   return Status::OK();
 }
 
+Result<AllocationInfo> RegionAllocator::UpdateTag(const uint8_t* ptr, uint64_t len,
+                                                  bool containing,
+                                                  const TagUpdate& update) {
+  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
+  if (ptr < data_ || ptr >= data_ + data_size_) {
+    return Status::Invalid("address ", Hex(reinterpret_cast<uint64_t>(ptr)),
+                           " is outside this region's data area");
+  }
+  LockedOp op(meta_);
+  QUIVER_RETURN_NOT_OK(op.Lock());
+  Ops ops(meta_, &op, data_);
+  const uint64_t off = static_cast<uint64_t>(ptr - data_);
+  uint32_t i;
+  if (containing) {
+    i = ops.FindContaining(off);
+    const BlockCore* c = i == kNil ? nullptr : &meta_->descs[i].core;
+    if (c == nullptr || c->state != kAllocated || len > c->size ||
+        off - c->offset > c->size - len) {
+      return Status::Invalid("range [", Hex(reinterpret_cast<uint64_t>(ptr)), ", +", len,
+                             ") is not inside one live allocation");
+    }
+  } else {
+    QUIVER_ASSIGN_OR_RAISE(i, ops.FindAllocated(off));
+  }
+  BlockCore& c = meta_->descs[i].core;
+  AllocationInfo info{reinterpret_cast<uint64_t>(data_) + c.offset, c.size, c.requested,
+                      c.owner_pid, c.tag};
+  uint64_t tag = c.tag;
+  QUIVER_RETURN_NOT_OK(update(info, &tag));
+  if (tag != c.tag) {
+    op.Touch(i);
+    c.tag = tag;
+  }
+  info.tag = tag;
+  return info;
+}
+
+Status RegionAllocator::FreeIf(uint8_t* ptr, const FreeCheck& check) {
+  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
+  if (ptr < data_ || ptr >= data_ + data_size_) {
+    return Status::Invalid("address ", Hex(reinterpret_cast<uint64_t>(ptr)),
+                           " is outside this region's data area");
+  }
+  LockedOp op(meta_);
+  QUIVER_RETURN_NOT_OK(op.Lock());
+  Ops ops(meta_, &op, data_);
+  const uint64_t off = static_cast<uint64_t>(ptr - data_);
+  QUIVER_ASSIGN_OR_RAISE(uint32_t i, ops.FindAllocated(off));
+  const BlockCore& c = meta_->descs[i].core;
+  QUIVER_RETURN_NOT_OK(check(AllocationInfo{reinterpret_cast<uint64_t>(data_) + c.offset,
+                                            c.size, c.requested, c.owner_pid, c.tag}));
+  return ops.Free(off);
+}
+
 AllocatorStats RegionAllocator::Stats() {
   AllocatorStats s;
   if (meta_ == nullptr) return s;

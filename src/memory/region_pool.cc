@@ -24,6 +24,13 @@ Status RegionMemoryPool::Allocate(int64_t size, int64_t alignment, uint8_t** out
   QUIVER_ASSIGN_OR_RAISE(uint8_t * p,
                          allocator_->Allocate(static_cast<uint64_t>(size),
                                               static_cast<uint64_t>(alignment)));
+  if (on_alloc_) {
+    Status st = on_alloc_(p, static_cast<uint64_t>(size));
+    if (!st.ok()) {
+      (void)allocator_->Free(p);
+      return st;
+    }
+  }
   *out = p;
   stats_.DidAllocate(size);
   return Status::OK();
@@ -37,11 +44,13 @@ Status RegionMemoryPool::Reallocate(int64_t old_size, int64_t new_size, int64_t 
                                                 static_cast<uint64_t>(alignment)));
   *ptr = p;
   stats_.DidReallocate(old_size, new_size);
+  if (on_alloc_) QUIVER_RETURN_NOT_OK(on_alloc_(p, static_cast<uint64_t>(new_size)));
   return Status::OK();
 }
 
 void RegionMemoryPool::Free(uint8_t* buffer, int64_t size, int64_t /*alignment*/) {
-  Status st = allocator_->Free(buffer);
+  Status st =
+      free_check_ ? allocator_->FreeIf(buffer, free_check_) : allocator_->Free(buffer);
   if (!st.ok()) {
     ++failed_frees_;
     ReportFailedFree(backend_name(), buffer, st);

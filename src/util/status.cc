@@ -42,6 +42,12 @@ const char* StatusCodeName(StatusCode code) {
       return "Permission denied";
     case StatusCode::kUnavailable:
       return "Unavailable";
+    case StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case StatusCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case StatusCode::kUnauthenticated:
+      return "Unauthenticated";
   }
   return "Unknown status code";
 }

@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "quiver/util/result.h"
@@ -79,6 +80,17 @@ class RegionAllocator {
                                 bool containing = false);
   // Attaches a caller-defined tag to a live allocation.
   Status SetTag(uint8_t* ptr, uint64_t tag);
+  // Under the lock: finds the live allocation starting at `ptr` (or, with
+  // `containing`, the one holding [ptr, ptr + len)), lets `update` change
+  // its tag, and returns the allocation as it is afterwards. A non-OK status
+  // from `update` leaves the tag unchanged and is returned.
+  using TagUpdate = std::function<Status(const AllocationInfo& info, uint64_t* tag)>;
+  Result<AllocationInfo> UpdateTag(const uint8_t* ptr, uint64_t len, bool containing,
+                                   const TagUpdate& update);
+  // Frees the live allocation starting at `ptr` if `check` (called under
+  // the lock) accepts it; otherwise returns check's error and frees nothing.
+  using FreeCheck = std::function<Status(const AllocationInfo& info)>;
+  Status FreeIf(uint8_t* ptr, const FreeCheck& check);
 
   AllocatorStats Stats();
   // Full consistency check of the metadata (block tiling, both trees,

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "quiver/columnar/memory_pool.h"
@@ -41,10 +42,21 @@ class RegionMemoryPool final : public MemoryPool {
   std::string backend_name() const override;
   int64_t failed_frees() const { return failed_frees_.load(); }
   uint32_t node_id() const { return node_id_; }
+  // Hooks for the control plane, set before the pool is shared: `on_alloc`
+  // runs after every allocation and reallocation (tagging, the pre-write
+  // flush); `free_check` can refuse a free (a pinned or published object),
+  // which is then reported like any failed free.
+  using AllocHook = std::function<Status(uint8_t* address, uint64_t size)>;
+  void set_on_alloc(AllocHook hook) { on_alloc_ = std::move(hook); }
+  void set_free_check(RegionAllocator::FreeCheck check) {
+    free_check_ = std::move(check);
+  }
 
  private:
   RegionAllocator* allocator_;
   uint32_t node_id_;
+  AllocHook on_alloc_;
+  RegionAllocator::FreeCheck free_check_;
   MemoryPoolStats stats_;
   std::atomic<int64_t> failed_frees_{0};
 };

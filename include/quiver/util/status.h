@@ -31,6 +31,9 @@ enum class StatusCode : char {
   kNotFound = 13,
   kPermissionDenied = 14,
   kUnavailable = 15,
+  kFailedPrecondition = 16,  // the object is in a state that forbids the call
+  kDeadlineExceeded = 17,
+  kUnauthenticated = 18,
 };
 
 // Human-readable name of a code ("Invalid", "IOError", ...).
@@ -111,6 +114,18 @@ class [[nodiscard]] Status {
   template <typename... Args>
   static Status Unavailable(Args&&... args) {
     return FromArgs(StatusCode::kUnavailable, std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  static Status FailedPrecondition(Args&&... args) {
+    return FromArgs(StatusCode::kFailedPrecondition, std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  static Status DeadlineExceeded(Args&&... args) {
+    return FromArgs(StatusCode::kDeadlineExceeded, std::forward<Args>(args)...);
+  }
+  template <typename... Args>
+  static Status Unauthenticated(Args&&... args) {
+    return FromArgs(StatusCode::kUnauthenticated, std::forward<Args>(args)...);
   }
   // An IOError carrying errno's text: "<context>: <strerror> (errno N)".
   static Status FromErrno(int errnum, std::string_view context);
