@@ -1,0 +1,203 @@
+#include "quiver/control/local_cluster.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+extern char** environ;
+
+namespace quiver::control {
+
+Result<int> FreeTcpPort(const std::string& host) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::FromErrno(errno, "socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = 0;
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    close(fd);
+    return Status::Invalid("'", host, "' is not an IPv4 address");
+  }
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    int err = errno;
+    close(fd);
+    return Status::FromErrno(err, "bind " + host + ":0");
+  }
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+namespace {
+
+bool UnixSocketAccepts(const std::string& path) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOptions& o) {
+  if (o.nodes < 1) return Status::Invalid("a cluster needs at least one node");
+  if (o.quiverd.empty() || access(o.quiverd.c_str(), X_OK) != 0) {
+    return Status::Invalid("quiverd binary '", o.quiverd, "' is not executable");
+  }
+  std::unique_ptr<LocalCluster> c(new LocalCluster());
+  c->options_ = o;
+  char tmpl[] = "/tmp/quiver-cluster-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return Status::FromErrno(errno, "mkdtemp");
+  c->dir_ = tmpl;
+  if (c->options_.log_dir.empty()) c->options_.log_dir = c->dir_;
+  memory::ClusterConfig& cfg = c->config_;
+  cfg.name = o.name_prefix + "-" + std::to_string(getpid()) + "-" +
+             c->dir_.substr(c->dir_.size() - 6);
+  cfg.token = "local-" + c->dir_.substr(c->dir_.size() - 6) + std::to_string(getpid());
+  cfg.granule = memory::PlatformCacheLineSize();
+  for (int i = 0; i < o.nodes; ++i) {
+    const std::string host =
+        i < static_cast<int>(o.hosts.size()) ? o.hosts[i] : std::string("127.0.0.1");
+    memory::NodeConfig n;
+    n.id = static_cast<uint32_t>(i);
+    QUIVER_ASSIGN_OR_RAISE(int port, FreeTcpPort(o.hosts.empty() ? host : "127.0.0.1"));
+    n.control = host + ":" + std::to_string(port);
+    n.socket = c->dir_ + "/node" + std::to_string(i) + ".sock";
+    n.base = o.base + static_cast<uint64_t>(i) * o.stride;
+    n.size = o.region_size;
+    n.backing = o.backing;
+    n.path = "/dev/shm/quiver-" + cfg.name + "-" + std::to_string(i);
+    cfg.nodes.push_back(n);
+  }
+  QUIVER_RETURN_NOT_OK(memory::ValidateClusterConfig(cfg));
+  c->config_path_ = c->dir_ + "/cluster.toml";
+  {
+    std::ofstream f(c->config_path_);
+    f << cfg.ToToml();
+    if (!f) return Status::IOError("cannot write ", c->config_path_);
+  }
+  c->pids_.assign(o.nodes, -1);
+  for (int i = 0; i < o.nodes; ++i) QUIVER_RETURN_NOT_OK(c->Spawn(i));
+  for (int i = 0; i < o.nodes; ++i) QUIVER_RETURN_NOT_OK(c->WaitAccepting(i));
+  return c;
+}
+
+std::string LocalCluster::log_path(int node) const {
+  return options_.log_dir + "/node" + std::to_string(node) + ".log";
+}
+
+Status LocalCluster::Spawn(int i) {
+  std::vector<std::string> args;
+  if (i < static_cast<int>(options_.exec_prefix.size())) args = options_.exec_prefix[i];
+  args.insert(args.end(),
+              {options_.quiverd, "--config", config_path_, "--id", std::to_string(i)});
+  args.insert(args.end(), options_.daemon_args.begin(), options_.daemon_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  const std::string log = log_path(i);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return Status::FromErrno(rc, "starting " + args[0]);
+  pids_[i] = pid;
+  return Status::OK();
+}
+
+Status LocalCluster::WaitAccepting(int i) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(options_.start_timeout_ms);
+  const std::string& sock = config_.nodes[i].socket;
+  while (!UnixSocketAccepts(sock)) {
+    int status = 0;
+    if (waitpid(pids_[i], &status, WNOHANG) == pids_[i]) {
+      pids_[i] = -1;
+      std::ifstream log(log_path(i));
+      std::string text((std::istreambuf_iterator<char>(log)), {});
+      if (text.size() > 600) text = text.substr(text.size() - 600);
+      return Status::IOError("quiverd of node ", i, " exited during start-up; log:\n",
+                             text);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status::IOError("quiverd of node ", i, " did not accept connections within ",
+                             options_.start_timeout_ms, " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Status::OK();
+}
+
+Status LocalCluster::Kill(int node, int sig) {
+  if (node < 0 || node >= static_cast<int>(pids_.size()) || pids_[node] <= 0) {
+    return Status::Invalid("node ", node, " is not running");
+  }
+  kill(pids_[node], sig);
+  waitpid(pids_[node], nullptr, 0);
+  pids_[node] = -1;
+  return Status::OK();
+}
+
+Status LocalCluster::Restart(int node) {
+  if (pids_[node] > 0) return Status::Invalid("node ", node, " is still running");
+  QUIVER_RETURN_NOT_OK(Spawn(node));
+  return WaitAccepting(node);
+}
+
+Status LocalCluster::Stop() {
+  for (pid_t p : pids_) {
+    if (p > 0) kill(p, SIGTERM);
+  }
+  for (auto& p : pids_) {
+    if (p <= 0) continue;
+    // A daemon that does not stop within 10 s is killed.
+    for (int waited = 0; waited < 1000; ++waited) {
+      if (waitpid(p, nullptr, WNOHANG) == p) {
+        p = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (p > 0) {
+      kill(p, SIGKILL);
+      waitpid(p, nullptr, 0);
+      p = -1;
+    }
+  }
+  for (const auto& n : config_.nodes) {
+    unlink(n.path.c_str());
+    unlink(n.socket.c_str());
+  }
+  if (!dir_.empty()) {
+    unlink(config_path_.c_str());
+    for (size_t i = 0; i < config_.nodes.size(); ++i) unlink(log_path(i).c_str());
+    rmdir(dir_.c_str());
+  }
+  pids_.clear();
+  return Status::OK();
+}
+
+LocalCluster::~LocalCluster() { (void)Stop(); }
+
+}  // namespace quiver::control
