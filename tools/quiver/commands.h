@@ -19,7 +19,12 @@ constexpr int kExitBadInput = 2;
 using Args = std::vector<std::string>;
 
 int IpcCommand(const Args& args);
-int DemoCommand(const Args& args);
+int DemoCommand(const Args& args);         // quiver interop-demo
+int ClusterDemoCommand(const Args& args);  // quiver demo
+int DemoNodeCommand(const Args& args);     // quiver demo-node
+int DemoReadCommand(const Args& args);     // quiver demo-read
+int NodeCommand(const Args& args);         // quiver node (the daemon)
+int StatusCommand(const Args& args);       // quiver status
 
 // Prints "quiver: <what>: <status message>" on stderr and returns code.
 int Fail(const std::string& what, const Status& st, int code = kExitBadInput);

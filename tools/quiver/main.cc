@@ -50,7 +50,13 @@ namespace {
 constexpr const char* kUsage = R"(usage: quiver <command> [args]
 
 commands:
-  demo [--rows N]              build a table, round-trip it through Arrow IPC and
+  demo [--rows N] [--backing shm|incoherent] [--nodes K]
+                               start a cluster on this host, build a HugeTable in
+                               every node's memory, publish it as descriptors, sum
+                               it on every node, compare with full IPC copies
+  status --config F [--node N] nodes, regions, memory use and published tables
+  node --config F --id N       run a node daemon (same as quiverd)
+  interop-demo [--rows N]      build a table, round-trip it through Arrow IPC and
                                DuckDB, print what happened
   ipc cat FILE [--limit N]     print the schema and rows of an Arrow IPC stream or file
   ipc roundtrip IN OUT         read an IPC stream or file, validate it fully, write it
@@ -73,7 +79,12 @@ int main(int argc, char** argv) {
   std::string command = argv[1];
   Args args(argv + 2, argv + argc);
   if (command == "ipc") return IpcCommand(args);
-  if (command == "demo") return DemoCommand(args);
+  if (command == "demo") return ClusterDemoCommand(args);
+  if (command == "demo-node") return DemoNodeCommand(args);
+  if (command == "demo-read") return DemoReadCommand(args);
+  if (command == "interop-demo") return DemoCommand(args);
+  if (command == "node") return NodeCommand(args);
+  if (command == "status") return StatusCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;
