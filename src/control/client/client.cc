@@ -98,11 +98,14 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
 }
 
 Client::~Client() {
-  // Published objects outlive this process (readers may hold them); their
-  // arrays are intentionally not destroyed here, as their pools die with
-  // this client.
+  // Published objects outlive this client and this process (readers may
+  // hold them): their arrays are never destroyed, as their pools die with
+  // this client. They stay reachable from here for the process's lifetime.
+  static auto* orphans = new std::vector<std::unique_ptr<PublishedEntry>>();
+  static std::mutex orphans_mu;
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [name, entry] : published_) (void)entry.release();
+  std::lock_guard<std::mutex> lock2(orphans_mu);
+  for (auto& [name, entry] : published_) orphans->push_back(std::move(entry));
 }
 
 MemoryPool* Client::pool(uint32_t node) {
