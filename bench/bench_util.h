@@ -10,11 +10,22 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace quiver::bench {
+
+// The quick suite (`quiver bench --quick`) runs the programs with
+// QUIVER_BENCH_QUICK=1: benchmarks with a fixed iteration count then run
+// `quick` iterations instead of `full`. Names change only in their
+// "/iterations:N" part.
+inline bool QuickMode() {
+  const char* q = std::getenv("QUIVER_BENCH_QUICK");
+  return q != nullptr && *q != 0 && *q != '0';
+}
+inline int64_t QuickOr(int64_t full, int64_t quick) { return QuickMode() ? quick : full; }
 
 // Which reference a benchmark is compared with, and on which counter.
 struct RatioSpec {
@@ -32,7 +43,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& r : runs) {
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
-      Entry& e = results_[r.benchmark_name()];
+      Entry& e = results_[Normalize(r.benchmark_name())];
       e.real_time_ns =
           r.GetAdjustedRealTime() * (r.time_unit == benchmark::kNanosecond    ? 1.0
                                      : r.time_unit == benchmark::kMicrosecond ? 1e3
@@ -77,6 +88,17 @@ class RatioReporter : public benchmark::ConsoleReporter {
       if (n.rfind(name + "_", 0) == 0) return &e;
     }
     return nullptr;
+  }
+  // Drops the "/iterations:N" and "/manual_time" parts Google Benchmark
+  // adds, so a figure and its reference pair up by their arguments alone.
+  static std::string Normalize(std::string name) {
+    for (const std::string part : {"/iterations:", "/manual_time"}) {
+      size_t pos = name.find(part);
+      if (pos == std::string::npos) continue;
+      size_t end = name.find('/', pos + 1);
+      name.erase(pos, end == std::string::npos ? std::string::npos : end - pos);
+    }
+    return name;
   }
   static double Metric(const Entry& e, const std::string& metric) {
     if (metric == "time") return e.real_time_ns;
