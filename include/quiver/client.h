@@ -40,6 +40,10 @@ struct ClientOptions {
   uint32_t node = 0;               // the node this process runs on
   int connect_timeout_ms = 10000;  // waiting for the regions and the daemon
   int call_timeout_ms = 60000;     // per RPC (streams: per whole stream)
+  // For tests only: leave out one step of the coherency protocol to show,
+  // on the non-coherent emulator, that it is needed (2: the pre-write
+  // flush; 4: the writer's flush before sealing). 0 in production.
+  int skip_protocol_step_for_testing = 0;
 };
 
 struct GetOptions {
