@@ -238,6 +238,46 @@ TEST(ClusterTest, SecurityLimitsAndMalformedRequests) {
   EXPECT_TRUE(st.IsInvalid()) << st.ToString();
   EXPECT_NE(st.message().find("not inside one mapped region"), std::string::npos)
       << st.ToString();
+  // A descriptor of cluster memory that is allocated but not sealed is
+  // refused; once sealed by the node that made it, accepted.
+  {
+    rpc::MallocRequest m;
+    m.set_size(800);
+    rpc::MallocReply where;
+    ASSERT_TRUE(good->Call(&rpc::Node::Stub::Malloc, &m, &where, 5000, "Malloc").ok());
+    auto values = Buffer::Wrap(reinterpret_cast<const uint8_t*>(where.address()), 800);
+    auto data = ArrayData::Make(int64(), 100, {nullptr, values}, 0);
+    auto b = RecordBatch::Make(schema({field("v", int64())}), 100, {data});
+    auto desc = control::EncodeDescriptor(*b, nullptr);
+    ASSERT_TRUE(desc.ok()) << desc.status().ToString();
+    rpc::PublishRequest p2;
+    p2.set_name("unsealed");
+    p2.mutable_chunk()->set_num_rows(100);
+    p2.mutable_chunk()->set_batch_descriptor(*desc);
+    st = good->Call(&rpc::Node::Stub::Publish, &p2, &e, 5000, "Publish");
+    EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+    EXPECT_NE(st.message().find("not sealed"), std::string::npos) << st.ToString();
+    // A row count that disagrees with the descriptor.
+    p2.mutable_chunk()->set_num_rows(99);
+    EXPECT_TRUE(
+        good->Call(&rpc::Node::Stub::Publish, &p2, &e, 5000, "Publish").IsInvalid());
+    p2.mutable_chunk()->set_num_rows(100);
+    // Only the allocating node may seal.
+    rpc::SealRequest seal;
+    auto* sr = seal.add_ranges();
+    sr->set_address(where.address());
+    sr->set_length(800);
+    st = as_node0->Call(&rpc::Node::Stub::Seal, &seal, &e, 5000, "Seal");
+    EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << st.ToString();
+    ASSERT_TRUE(good->Call(&rpc::Node::Stub::Seal, &seal, &e, 5000, "Seal").ok());
+    st = good->Call(&rpc::Node::Stub::Publish, &p2, &e, 5000, "Publish");
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    // Published: not even its maker may free it now.
+    rpc::FreeRequest f2;
+    f2.set_address(where.address());
+    st = good->Call(&rpc::Node::Stub::Free, &f2, &e, 5000, "Free");
+    EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  }
   rpc::GetRequest get;
   get.set_name("nothing");
   rpc::GetReply gr;
@@ -280,6 +320,17 @@ TEST(ClusterTest, SecurityLimitsAndMalformedRequests) {
   // The daemon is still serving.
   EXPECT_TRUE(good->Call(&rpc::Node::Stub::Ping, &ping, &pong, 5000, "Ping").ok());
   EXPECT_EQ(pong.node(), 0u);
+}
+
+TEST(ClusterTest, DaemonCommandLineErrors) {
+  Child bad_id =
+      Child::Start({BinaryPath("quiver"), "node", "--config", "x.toml", "--id", "x"});
+  EXPECT_EQ(bad_id.Finish(), 2);
+  Child no_config = Child::Start(
+      {BinaryPath("quiverd"), "--config", "/nonexistent/cluster.toml", "--id", "0"});
+  EXPECT_EQ(no_config.Finish(), 1);
+  Child unknown = Child::Start({BinaryPath("quiverd"), "--frobnicate"});
+  EXPECT_EQ(unknown.Finish(), 2);
 }
 
 TEST(ClusterTest, PinsKeepObjectsUntilReadersGo) {
