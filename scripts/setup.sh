@@ -22,6 +22,7 @@ debian_packages=(
   libtomlplusplus-dev                                # cluster config (TOML)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler  # node RPC
   iproute2 procps                                    # multi-process tests
+  gnuplot-nox                                        # quiver bench plots
   g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu    # compile the other flush paths
 )
 

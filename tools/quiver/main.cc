@@ -61,6 +61,9 @@ commands:
   ipc cat FILE [--limit N]     print the schema and rows of an Arrow IPC stream or file
   ipc roundtrip IN OUT         read an IPC stream or file, validate it fully, write it
        [--compression C]       back in the same format (C: none, lz4, zstd)
+  bench [all|NAME...] [--quick] [--out DIR] [--repetitions N] [--list]
+                               run the benchmark suite, write DIR/results.json,
+                               DIR/report.md (beside the published figures) and plots
   help                         this text
 
 exit codes: 0 ok, 1 a check failed, 2 bad usage or bad input
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
   if (command == "interop-demo") return DemoCommand(args);
   if (command == "node") return NodeCommand(args);
   if (command == "status") return StatusCommand(args);
+  if (command == "bench") return BenchCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;

@@ -1,0 +1,656 @@
+// quiver bench: the catalogue of figures, the published numbers they are set
+// beside, and the resolution of both against a run's JSON output.
+#include "bench_suite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
+namespace quiver::cli::bench {
+
+namespace {
+
+// --- The works and their machines -------------------------------------------
+
+const char* kThesis = "Groet, MSc thesis (seeds/000)";
+const char* kThesisHw =
+    "two IBM Power System IC922 servers (two POWER9 CPUs each: 12 cores, SMT-4, "
+    "120 MiB L3; 16 x 32 GiB DDR4-2666), one lending memory to the other through "
+    "OpenCAPI Alpha Data 9V3 FPGAs running ThymesisFlow; 25 Gbit/s ConnectX-4 Lx "
+    "Ethernet; Ubuntu 20.04, Linux 5.4; every run pinned to NUMA node 0";
+const char* kPlasma =
+    "Abrahamse et al., memory-disaggregated Plasma object store (seeds/002)";
+const char* kPlasmaHw =
+    "two IBM Power System IC922 with Alpha Data ADM-PCIE-9V3 FPGAs (ThymesisFlow); "
+    "every benchmark single-threaded";
+const char* kThallus = "Chakraborty et al., Thallus (seeds/003)";
+const char* kThallusHw =
+    "client and server over InfiniBand RDMA (Thallium/Mochi); the paper gives no "
+    "further detail of the machines";
+
+// --- Programs -----------------------------------------------------------------
+
+std::vector<ProgramSpec> MakePrograms() {
+  // Quick suite: Google Benchmark's minimum time per benchmark cut to 0.05 s
+  // and, where a program has fixed iteration counts or table sizes, its own
+  // quick switches (QUIVER_BENCH_QUICK, QUIVER_BENCH_ROWS). Benchmark names
+  // stay the same apart from "/iterations:N".
+  const std::string min_time = "--benchmark_min_time=0.05";
+  return {
+      {"descriptor",
+       "Table 5.3: descriptor encode/decode vs Arrow IPC stream write/read",
+       {min_time},
+       {},
+       4,
+       15,
+       ""},
+      {"builder",
+       "append throughput per type vs memcpy of the bytes produced",
+       {min_time},
+       {},
+       12,
+       140,
+       ""},
+      {"ipc",
+       "IPC write of the Figure 5.1 table vs memcpy; reading 1 GiB vs 1 MiB streams",
+       {min_time},
+       {{"QUIVER_BENCH_ROWS", "16777216"}},
+       12,
+       45,
+       ""},
+      {"memory",
+       "Tables 5.2, 5.4 (allocator), Figures 5.2, 5.3: flush, malloc, bandwidth",
+       {min_time},
+       {{"QUIVER_BENCH_QUICK", "1"}},
+       45,
+       420,
+       "^BM_MallocFreeRandom/"},
+      {"cluster",
+       "Tables 5.4, 5.5, Figure 5.1, ping: a 2-node cluster of quiverd daemons",
+       {min_time},
+       {{"QUIVER_BENCH_QUICK", "1"}},
+       45,
+       300,
+       ""},
+  };
+}
+
+// --- Sections -------------------------------------------------------------------
+
+std::vector<Section> MakeSections() {
+  std::vector<Section> s;
+  s.push_back(
+      {"table-5.2", "Table 5.2: flushing 1 GiB from the caches",
+       std::string(kThesis) + ", §5.4.2, Table 5.2", kThesisHw,
+       "\"Time to flush 1GiB of written data. Approximately 8,388,608 flush "
+       "instructions\": empty cache, local 53.12 ms (σ 0.007), remote 51.84 ms "
+       "(σ 0.016); every byte touched first, local 60.32 ms (σ 1.71), remote "
+       "88.57 ms (σ 1.53).",
+       "`coherence::FlushRange` over 1 GiB of this node's region (local) and of node "
+       "1's region mapped here (remote), untouched (nothing cached) and right after "
+       "writing every byte. Reference: a bare `clflushopt` loop with `sfence` over "
+       "the same memory in the same run (the machine's floor).",
+       ""});
+  s.push_back(
+      {"table-5.3", "Table 5.3: serialising and deserialising a table descriptor",
+       std::string(kThesis) + ", §5.4.3, Table 5.3", kThesisHw,
+       "\"Time to (de-)serialize a 3 column RecordBatch with column types: int64, "
+       "int8, uint16\" (average of 10 iterations): serialization 0.058 ms (σ 0.032), "
+       "deserialization 0.019 ms (σ 0.029).",
+       "Encoding the descriptor of a 2^20-row (int64, int8, uint16) batch and decoding "
+       "it with a range check of every buffer. Reference: writing the same batch as "
+       "an Arrow IPC stream (which copies its 11 MB) and reading that stream back "
+       "from memory (zero-copy).",
+       ""});
+  s.push_back(
+      {"table-5.4", "Table 5.4: malloc in local and remote memory",
+       std::string(kThesis) + ", §5.4.4, Table 5.4", kThesisHw,
+       "\"Time for either a remote or local malloc call to complete\", random sizes "
+       "of 0 to 5000 bytes: local 3.13 ms (σ 0.48), remote 4.99 ms (σ 0.86); \"the "
+       "difference between remote and local is the gRPC call\".",
+       "Local: the region allocator, random 0-5000 B allocations freed in random "
+       "order (each timing one free and one malloc), beside glibc malloc/free doing "
+       "the same; and large sizes. Remote: a Malloc RPC of 4 KiB to node 1's daemon "
+       "over TCP, beside the local allocator of the same size in the same run; also "
+       "with daemon and client on one CPU (no cross-CPU wake-up).",
+       ""});
+  s.push_back(
+      {"table-5.5", "Table 5.5: initialising a 1 GiB table, local vs remote memory",
+       std::string(kThesis) + ", §5.7, Table 5.5", kThesisHw,
+       "\"Initialization overhead when creating a table in local vs remote memory. "
+       "Table used is a 1GiB table with uint64 data elements\". (a) remote memory: "
+       "malloc request 4.99 ms, remote pre-write flush (gRPC call + flush) 51.84 ms, "
+       "write to remote 180 ms, flush local write cache 60.32 ms, serialize table "
+       "descriptor 0.058 ms, send table descriptor to other nodes 3.23 ms; total "
+       "300.44 ms. (b) local memory: malloc 3.13 ms, flush borrower caches 51.84 ms, "
+       "write to local 10 ms, flush local write cache not necessary, serialize "
+       "0.058 ms, send 3.23 ms; total 68.26 ms.",
+       "The whole protocol for a 1 GiB uint64 table, each step timed alone: "
+       "allocation (local allocator, or a Malloc RPC to node 1), step 2 (flush here "
+       "and a Flush RPC to the other node's daemon), writing the values, step 4 with "
+       "the seal, encoding the descriptor, publishing it. Remote steps are set "
+       "beside the same step in local memory; local steps beside the local total "
+       "(their share); the local total beside the local write alone (the protocol's "
+       "overhead over just writing the data).",
+       ""});
+  s.push_back(
+      {"figure-5.1", "Figure 5.1: descriptor-only publish vs a full copy, by table size",
+       std::string(kThesis) + ", §5.5, Figure 5.1 (paper: Figure 2)", kThesisHw,
+       "\"Transfer time comparison between full and descriptor only copy of an Arrow "
+       "RecordBatch through the ethernet connection\" for slices of a 150 * 2^20-row "
+       "(int64, int8, uint16) table, about 1.61 GiB in all. The values are published "
+       "only as a plot; the text gives no numbers to quote.",
+       "A uint64 table of 1 MiB to 1 GiB in this node's region made readable on the "
+       "other node: `Publish` (descriptor only) beside `SendTableFull` (Arrow IPC "
+       "with the data, written into the receiver's memory) of the same table in the "
+       "same run; and publishing 1 GiB beside publishing 1 MiB (the cost must not "
+       "grow with the table).",
+       ""});
+  s.push_back(
+      {"figure-5.2",
+       "Figure 5.2: bandwidth by threads, element width, read/write, "
+       "local/remote",
+       std::string(kThesis) + ", §5.6.1, Figure 5.2 and §5.7; " + kPlasma +
+           ", §V-A, Figure 7",
+       kThesisHw,
+       "Thesis: the bars of Figure 5.2 are published only as a plot; the text states "
+       "\"the maximum bandwidth is around 5.3 GB/s for both reading and writing\" of "
+       "ThymesisFlow memory, \"quickly achievable with only 4 threads\", and that "
+       "the link saturates with types wider than 8 bits. Object store (two IC922 with "
+       "ThymesisFlow, one thread): reading "
+       "object buffers \"stabilize[s] at 6.5 GiB/s for local objects and 5.75 GiB/s "
+       "for remote objects\".",
+       "Reading (summing) and writing 512 MiB with 1 and 2 threads and 8-64-bit "
+       "elements, in node 1's region mapped here (remote), this node's region "
+       "(local) and the process's private heap. Remote is set beside local; local "
+       "beside the private heap (plain DRAM, the machine's limit). On one host both "
+       "regions are the same DRAM, so remote/local near 1 is expected here; across "
+       "ThymesisFlow or CXL the ratio is the link's cost.",
+       ""});
+  s.push_back(
+      {"figure-5.3", "Figure 5.3: strided reads and writes",
+       std::string(kThesis) + ", §5.6.2, Figure 5.3 (paper: Figure 3)", kThesisHw,
+       "Published only as a plot (read and write throughput by stride, local and "
+       "ThymesisFlow memory). The text: \"for both remote and local memory accesses, "
+       "we have that the throughput decreases for a higher stride, but does not "
+       "completely diminish at the 128-byte mark\" (the prefetcher at work; POWER9 "
+       "lines are 128 B).",
+       "One 8-byte element every `stride` bytes over 512 MiB, 8 B to 4 KiB; the "
+       "bytes counted are the elements accessed. Remote beside local at the same "
+       "stride; local beside the private heap.",
+       ""});
+  s.push_back(
+      {"ping", "Section 5.4.1: RPC round trip (ping)", std::string(kThesis) + ", §5.4.1",
+       kThesisHw,
+       "An empty gRPC service called by a client: \"An average of 3.23ms was "
+       "measured over 10 iterations, σ2 = 0.636\".",
+       "The daemon's Ping over its Unix socket (local client) and over a peer's TCP "
+       "port, beside a one-byte round trip between two threads over a Unix socket "
+       "(the machine's floor for a request and a reply); and the same with daemon "
+       "and client on one CPU.",
+       ""});
+  s.push_back(
+      {"object-store", "Object store: Table I workloads",
+       std::string(kPlasma) + ", §IV-B Table I, §V-A", kPlasmaHw,
+       "Table I: six workloads, (objects x size) 1000 x 1 kB, 500 x 10 kB, "
+       "200 x 100 kB, 100 x 1000 kB, 50 x 10000 kB, 10 x 100000 kB, each repeated 100 "
+       "times. Retrieval latency: local \"1.885 ms for 1000 objects to 0.075 ms for "
+       "10 objects\", remote \"5.049 ms for 1000 objects to 2.624 ms for 100 "
+       "objects\". Read throughput: 6.5 GiB/s local, 5.75 GiB/s remote.",
+       "",
+       "Quiver has no object store yet (DESIGN.md layer 5, `store`), so there is no "
+       "Quiver figure for these workloads; the published numbers are quoted for when "
+       "it exists. The object store's read bandwidth is set beside Quiver's in "
+       "Figure 5.2 above."});
+  s.push_back(
+      {"thallus", "Thallus: RDMA transport vs serialising RPC",
+       std::string(kThallus) + ", §2, §4", kThallusHw,
+       "\"up to 5.5x data transport performance improvement and up to 2.5x faster "
+       "query execution over plain Thallium RPCs\"; serialising a record batch is "
+       "\"about 30% of the RPC duration\".",
+       "",
+       "Quiver has no UCX transport yet (DESIGN.md layer 6, `transport`), so there is "
+       "no Quiver figure; the published numbers are quoted for when it exists. The "
+       "closest figures today are Figure 5.1 above (descriptor-only vs a full Arrow "
+       "IPC copy)."});
+  s.push_back({"ipc", "Arrow IPC write and read (Quiver's own)", "", "", "",
+               "Writing the Figure 5.1 table (int64, int8, uint16) as an IPC stream and "
+               "as an IPC file into preallocated memory, beside memcpy of the same "
+               "column bytes; reading a 1 GiB stream beside a 1 MiB stream (zero-copy "
+               "reading must not grow with the size). No published counterpart.",
+               ""});
+  s.push_back({"builder", "Builders: append throughput (Quiver's own)", "", "", "",
+               "Filling a 2^20-row array per type, beside memcpy of the bytes the "
+               "builder produces (the floor of any way to fill those buffers). No "
+               "published counterpart.",
+               ""});
+  return s;
+}
+
+// --- Figures ----------------------------------------------------------------------
+
+Published Pub(double value, const std::string& quote, const char* source,
+              const char* hardware) {
+  return {value, quote, source, hardware};
+}
+
+std::vector<FigureSpec> MakeFigures() {
+  std::vector<FigureSpec> f;
+  auto add = [&](FigureSpec s) { f.push_back(std::move(s)); };
+  const Metric ms = Time("ms"), us = Time("us"), ns = Time("ns");
+
+  // Table 5.2.
+  struct FlushCase {
+    const char* state;
+    const char* thesis_state;
+    int remote;
+    double value;
+    const char* quote;
+  };
+  for (const FlushCase& c :
+       {FlushCase{"untouched", "empty", 0, 53.12, "53.12 ms (σ 0.007)"},
+        FlushCase{"untouched", "empty", 1, 51.84, "51.84 ms (σ 0.016)"},
+        FlushCase{"touched", "touched", 0, 60.32, "60.32 ms (σ 1.71)"},
+        FlushCase{"touched", "touched", 1, 88.57, "88.57 ms (σ 1.53)"}}) {
+    const std::string where = c.remote ? "remote" : "local";
+    const std::string arg = "/remote:" + std::to_string(c.remote) + "/real_time";
+    add({"table-5.2", std::string("table-5.2/") + c.state + "/" + where,
+         std::string(c.thesis_state) + ", " + where, "memory",
+         std::string("BM_Flush1GiB/") + c.state + "/FlushRange" + arg, ms,
+         "raw clflushopt loop", std::string("BM_Flush1GiB/") + c.state + "/raw" + arg, ms,
+         Pub(c.value, c.quote, "Groet thesis, Table 5.2", kThesisHw)});
+  }
+
+  // Table 5.3.
+  add({"table-5.3", "table-5.3/serialise", "serialise (encode the descriptor)",
+       "descriptor", "BM_DescriptorEncode/real_time", us, "IPC stream write",
+       "BM_IpcSerialize/real_time", us,
+       Pub(58, "0.058 ms (σ 0.032)", "Groet thesis, Table 5.3", kThesisHw)});
+  add({"table-5.3", "table-5.3/deserialise", "deserialise (decode, check every range)",
+       "descriptor", "BM_DescriptorDecode/real_time", us, "IPC stream read (zero-copy)",
+       "BM_IpcReadBack/real_time", us,
+       Pub(19, "0.019 ms (σ 0.029)", "Groet thesis, Table 5.3", kThesisHw)});
+  add({"table-5.3", "table-5.3/bytes", "bytes that travel: descriptor", "descriptor",
+       "BM_DescriptorEncode/real_time", Counter("descriptor_bytes", "B"),
+       "IPC stream bytes", "BM_IpcSerialize/real_time", Counter("ipc_bytes", "B"),
+       std::nullopt});
+
+  // Table 5.4.
+  add({"table-5.4", "table-5.4/local", "local: region allocator, random 0-5000 B",
+       "memory", "BM_MallocFreeRandom/region", ns, "glibc malloc/free",
+       "BM_MallocFreeRandom/glibc", ns,
+       Pub(3.13e6, "3.13 ms (σ 0.48)", "Groet thesis, Table 5.4", kThesisHw)});
+  for (const char* size : {"1048576", "33554432", "1073741824"}) {
+    add({"table-5.4", std::string("table-5.4/local-large/") + size,
+         std::string("local: region allocator, ") + size + " B", "memory",
+         std::string("BM_MallocFreeLarge/region/") + size, ns, "glibc malloc/free",
+         std::string("BM_MallocFreeLarge/glibc/") + size, ns, std::nullopt});
+  }
+  add({"table-5.4", "table-5.4/remote", "remote: Malloc RPC to node 1 (TCP), 4 KiB",
+       "cluster", "BM_Malloc_remote/manual_time", us, "local allocator, 4 KiB",
+       "BM_Malloc_local/manual_time", us,
+       Pub(4990, "4.99 ms (σ 0.86)", "Groet thesis, Table 5.4", kThesisHw)});
+  add({"table-5.4", "table-5.4/remote-same-cpu", "remote, daemon and client on one CPU",
+       "cluster", "BM_Malloc_remote_same_cpu/manual_time", us, "local allocator, 4 KiB",
+       "BM_Malloc_local/manual_time", us, std::nullopt});
+
+  // Table 5.5.
+  const std::string init_remote = "BM_Init1GiB/remote:1/manual_time";
+  const std::string init_local = "BM_Init1GiB/remote:0/manual_time";
+  struct Part {
+    const char* counter;
+    const char* label;
+    double remote_value;
+    const char* remote_quote;
+    double local_value;  // < 0: none published
+    const char* local_quote;
+  };
+  const Part parts[] = {
+      {"malloc_ms", "malloc", 4.99, "4.99 ms", 3.13, "3.13 ms"},
+      {"preflush_ms", "pre-write flush, every node", 51.84, "51.84 ms", 51.84,
+       "51.84 ms"},
+      {"write_ms", "write 1 GiB", 180, "180 ms", 10, "10 ms"},
+      {"flush_seal_ms", "writer flush + seal", 60.32, "60.32 ms", -1,
+       "not necessary (snooped by OpenCAPI)"},
+      {"serialise_ms", "serialise descriptor", 0.058, "0.058 ms", 0.058, "0.058 ms"},
+      {"send_ms", "send descriptor (publish)", 3.23, "3.23 ms", 3.23, "3.23 ms"},
+  };
+  for (const Part& p : parts) {
+    add({"table-5.5", std::string("table-5.5/remote/") + p.counter,
+         std::string("remote: ") + p.label, "cluster", init_remote,
+         Counter(p.counter, "ms"), std::string("local: ") + p.label, init_local,
+         Counter(p.counter, "ms"),
+         Pub(p.remote_value, p.remote_quote, "Groet thesis, Table 5.5a", kThesisHw)});
+  }
+  for (const Part& p : parts) {
+    std::optional<Published> pub;
+    if (p.local_value >= 0) {
+      pub = Pub(p.local_value, p.local_quote, "Groet thesis, Table 5.5b", kThesisHw);
+    }
+    add({"table-5.5", std::string("table-5.5/local/") + p.counter,
+         std::string("local: ") + p.label, "cluster", init_local,
+         Counter(p.counter, "ms"), "local total", init_local, ms, pub});
+  }
+  add({"table-5.5", "table-5.5/remote/total", "remote: total", "cluster", init_remote, ms,
+       "local: total", init_local, ms,
+       Pub(300.44, "300.44 ms", "Groet thesis, Table 5.5a", kThesisHw)});
+  add({"table-5.5", "table-5.5/local/total", "local: total", "cluster", init_local, ms,
+       "local: write 1 GiB alone", init_local, Counter("write_ms", "ms"),
+       Pub(68.26, "68.26 ms", "Groet thesis, Table 5.5b", kThesisHw)});
+
+  // Figure 5.1.
+  for (const char* size : {"1048576", "16777216", "268435456", "1073741824"}) {
+    add({"figure-5.1", std::string("figure-5.1/") + size,
+         std::string("publish ") + size + " B (descriptor only)", "cluster",
+         std::string("BM_Publish/") + size + "/manual_time", ms,
+         "SendTableFull (full IPC copy)",
+         std::string("BM_SendTableFull/") + size + "/manual_time", ms, std::nullopt});
+  }
+  add({"figure-5.1", "figure-5.1/publish-1GiB-vs-1MiB", "publish 1 GiB", "cluster",
+       "BM_Publish/1073741824/manual_time", ms, "publish 1 MiB",
+       "BM_Publish/1048576/manual_time", ms, std::nullopt});
+
+  // Figure 5.2.
+  struct Width {
+    const char* type;
+    int bits;
+  };
+  const Width widths[] = {
+      {"uint8_t", 8}, {"uint16_t", 16}, {"uint32_t", 32}, {"uint64_t", 64}};
+  for (const std::string op : {"Read", "Write"}) {
+    for (const Width& w : widths) {
+      const std::string t = w.type;
+      for (int threads : {1, 2}) {
+        const std::string base = "BM_" + op + "<" + t + ">/target:";
+        const std::string tail = "/real_time/threads:" + std::to_string(threads);
+        const std::string what =
+            std::string(op == "Read" ? "read " : "write ") + std::to_string(w.bits) +
+            "-bit, " + std::to_string(threads) + " thread" + (threads > 1 ? "s" : "");
+        std::optional<Published> remote_pub, local_pub;
+        if (w.bits == 64 && op == "Read" && threads == 1) {
+          remote_pub = Pub(5.75 * 1.073741824, "5.75 GiB/s (remote object read)",
+                           "Abrahamse et al., §V-A", kPlasmaHw);
+          local_pub = Pub(6.5 * 1.073741824, "6.5 GiB/s (local object read)",
+                          "Abrahamse et al., §V-A", kPlasmaHw);
+        }
+        if (w.bits == 64 && threads == 2) {
+          remote_pub = Pub(5.3, "about 5.3 GB/s (ThymesisFlow, 4+ threads)",
+                           "Groet thesis, §5.7", kThesisHw);
+        }
+        const std::string id =
+            "figure-5.2/" + op + "/" + t + "/t" + std::to_string(threads);
+        add({"figure-5.2", id + "/remote", "remote " + what, "memory", base + "1" + tail,
+             BytesPerSecond(), "local region", base + "0" + tail, BytesPerSecond(),
+             remote_pub});
+        add({"figure-5.2", id + "/local", "local " + what, "memory", base + "0" + tail,
+             BytesPerSecond(), "private heap", base + "2" + tail, BytesPerSecond(),
+             local_pub});
+      }
+    }
+  }
+
+  // Figure 5.3.
+  for (const std::string op : {"Read", "Write"}) {
+    for (int stride = 8; stride <= 4096; stride *= 2) {
+      const std::string base = "BM_Strided" + op + "/target:";
+      const std::string tail = "/stride:" + std::to_string(stride) + "/real_time";
+      const std::string what = std::string(op == "Read" ? "read" : "write") +
+                               ", stride " + std::to_string(stride) + " B";
+      const std::string id = "figure-5.3/" + op + "/" + std::to_string(stride);
+      add({"figure-5.3", id + "/remote", "remote " + what, "memory", base + "1" + tail,
+           BytesPerSecond(), "local region", base + "0" + tail, BytesPerSecond(),
+           std::nullopt});
+      add({"figure-5.3", id + "/local", "local " + what, "memory", base + "0" + tail,
+           BytesPerSecond(), "private heap", base + "2" + tail, BytesPerSecond(),
+           std::nullopt});
+    }
+  }
+
+  // §5.4.1.
+  add({"ping", "ping/peer-tcp", "Ping a peer's daemon (TCP)", "cluster",
+       "BM_Ping_peer_tcp", us, "socket round trip", "BM_SocketRoundTrip", us,
+       Pub(3230, "3.23 ms (σ² 0.636)", "Groet thesis, §5.4.1", kThesisHw)});
+  add({"ping", "ping/local-unix", "Ping the node's daemon (Unix socket)", "cluster",
+       "BM_Ping_local_unix", us, "socket round trip", "BM_SocketRoundTrip", us,
+       std::nullopt});
+  add({"ping", "ping/peer-tcp-same-cpu", "Ping a peer's daemon (TCP), one CPU", "cluster",
+       "BM_Ping_peer_tcp_same_cpu", us, "socket round trip, one CPU",
+       "BM_SocketRoundTrip_same_cpu", us, std::nullopt});
+  add({"ping", "ping/local-unix-same-cpu", "Ping the node's daemon (Unix), one CPU",
+       "cluster", "BM_Ping_local_unix_same_cpu", us, "socket round trip, one CPU",
+       "BM_SocketRoundTrip_same_cpu", us, std::nullopt});
+
+  // IPC.
+  add({"ipc", "ipc/write-stream", "IPC stream write (column bytes)", "ipc",
+       "BM_IpcWrite/file:0/real_time", BytesPerSecond(), "memcpy of the columns",
+       "BM_MemcpyColumns/real_time", BytesPerSecond(), std::nullopt});
+  add({"ipc", "ipc/write-file", "IPC file write (column bytes)", "ipc",
+       "BM_IpcWrite/file:1/real_time", BytesPerSecond(), "memcpy of the columns",
+       "BM_MemcpyColumns/real_time", BytesPerSecond(), std::nullopt});
+  add({"ipc", "ipc/read-1GiB", "read a 1 GiB stream", "ipc",
+       "BM_IpcReadStream/1073741824", us, "read a 1 MiB stream",
+       "BM_IpcReadStream/1048576", us, std::nullopt});
+
+  // Builders: each beside memcpy of the bytes it produces.
+  const int64_t n = int64_t{1} << 20;
+  struct B {
+    const char* bench;
+    int64_t bytes;
+  };
+  for (const B& b :
+       {B{"BM_AppendOneByOne<Int8Type>", n}, B{"BM_AppendOneByOne<UInt16Type>", n * 2},
+        B{"BM_AppendOneByOne<Int32Type>", n * 4},
+        B{"BM_AppendOneByOne<Int64Type>", n * 8},
+        B{"BM_AppendOneByOne<FloatType>", n * 4},
+        B{"BM_AppendOneByOne<DoubleType>", n * 8},
+        B{"BM_AppendOneByOne<HalfFloatType>", n * 2},
+        B{"BM_AppendOneByOne<TimestampType>", n * 8},
+        B{"BM_AppendValuesBulk<Int8Type>", n}, B{"BM_AppendValuesBulk<Int64Type>", n * 8},
+        B{"BM_AppendValuesBulk<DoubleType>", n * 8}, B{"BM_AppendBoolean", n / 8},
+        B{"BM_AppendWithNulls", n * 8}, B{"BM_AppendFixedSizeBinary", n * 16},
+        B{"BM_AppendDecimal128", n * 16}, B{"BM_AppendStruct", n * 16},
+        B{"BM_AppendDictionaryStrings", n * 4}}) {
+    std::string label = std::string(b.bench).substr(3);  // without "BM_"
+    add({"builder", std::string("builder/") + label, label, "builder", b.bench,
+         BytesPerSecond(), "memcpy of " + std::to_string(b.bytes) + " B",
+         "BM_Memcpy/" + std::to_string(b.bytes), BytesPerSecond(), std::nullopt});
+  }
+  return f;
+}
+
+double NanosPer(const std::string& unit) {
+  if (unit == "s") return 1e9;
+  if (unit == "ms") return 1e6;
+  if (unit == "us") return 1e3;
+  return 1;
+}
+
+}  // namespace
+
+Metric Time(const std::string& unit) { return {Metric::kTime, unit, ""}; }
+Metric BytesPerSecond() { return {Metric::kBytesPerSecond, "GB/s", ""}; }
+Metric Counter(const std::string& name, const std::string& unit) {
+  return {Metric::kCounter, unit, name};
+}
+
+const std::vector<ProgramSpec>& Programs() {
+  static const std::vector<ProgramSpec> p = MakePrograms();
+  return p;
+}
+
+const ProgramSpec* FindProgram(const std::string& name) {
+  for (const auto& p : Programs()) {
+    if (p.name == name || p.name + "_bench" == name) return &p;
+  }
+  return nullptr;
+}
+
+const std::vector<Section>& Sections() {
+  static const std::vector<Section> s = MakeSections();
+  return s;
+}
+
+std::string ShortHardware(const std::string& hardware) {
+  if (hardware == kThesisHw)
+    return "the thesis's two POWER9 IC922 servers with ThymesisFlow";
+  if (hardware == kPlasmaHw)
+    return "the object store's two POWER9 IC922 with ThymesisFlow";
+  if (hardware == kThallusHw) return "InfiniBand RDMA";
+  return hardware;
+}
+
+const std::vector<FigureSpec>& Figures() {
+  static const std::vector<FigureSpec> f = MakeFigures();
+  return f;
+}
+
+Stats MakeStats(std::vector<double> samples) {
+  Stats s;
+  s.samples = samples;
+  s.repetitions = static_cast<int>(samples.size());
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  s.min = samples.front();
+  s.max = samples.back();
+  const size_t k = samples.size();
+  s.median = k % 2 ? samples[k / 2] : (samples[k / 2 - 1] + samples[k / 2]) / 2;
+  return s;
+}
+
+std::string CanonicalName(const std::string& run_name) {
+  static const std::regex fixed("/(iterations|repeats):[0-9]+");
+  return std::regex_replace(run_name, fixed, "");
+}
+
+Status Results::Load(const std::string& program, const std::string& json_path) {
+  std::ifstream in(json_path);
+  if (!in) return Status::IOError("cannot read ", json_path);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") ||
+      !doc["benchmarks"].is_array()) {
+    return Status::Invalid(json_path, ": not a Google Benchmark JSON file");
+  }
+  auto& runs = runs_[program];
+  context_[program] = doc.value("context", nlohmann::json::object());
+  for (const auto& b : doc["benchmarks"]) {
+    if (!b.is_object() || !b.contains("run_name")) continue;
+    Runs& r = runs[CanonicalName(b.value("run_name", ""))];
+    if (b.value("error_occurred", false)) {
+      r.error = b.value("error_message", "error");
+      continue;
+    }
+    const std::string type = b.value("run_type", "iteration");
+    if (type == "iteration") {
+      r.iterations.push_back(b);
+    } else if (b.value("aggregate_name", "") == "median") {
+      r.median = b;
+    }
+  }
+  return Status::OK();
+}
+
+const nlohmann::json& Results::Context(const std::string& program) const {
+  static const nlohmann::json empty = nlohmann::json::object();
+  auto it = context_.find(program);
+  return it == context_.end() ? empty : it->second;
+}
+
+Result<Stats> Results::Get(const std::string& program, const std::string& bench,
+                           const Metric& metric) const {
+  auto p = runs_.find(program);
+  if (p == runs_.end()) return Status::Invalid("program ", program, " did not run");
+  auto it = p->second.find(bench);
+  if (it == p->second.end()) return Status::Invalid(bench, " not in the output");
+  const Runs& r = it->second;
+  if (!r.error.empty()) return Status::Invalid(bench, " failed: ", r.error);
+  auto value = [&](const nlohmann::json& run) -> Result<double> {
+    switch (metric.kind) {
+      case Metric::kTime: {
+        const double t = run.value("real_time", 0.0);
+        return t * NanosPer(run.value("time_unit", "ns")) / NanosPer(metric.unit);
+      }
+      case Metric::kBytesPerSecond:
+        if (!run.contains("bytes_per_second")) break;
+        return run["bytes_per_second"].get<double>() / 1e9;
+      case Metric::kCounter:
+        if (!run.contains(metric.counter) || !run[metric.counter].is_number()) break;
+        return run[metric.counter].get<double>();
+    }
+    return Status::Invalid(
+        bench, " has no ",
+        metric.kind == Metric::kCounter ? metric.counter : std::string("bytes/s"));
+  };
+  std::vector<double> samples;
+  for (const auto& run : r.iterations) {
+    QUIVER_ASSIGN_OR_RAISE(double v, value(run));
+    samples.push_back(v);
+  }
+  if (samples.empty() && r.median) {  // only aggregates were reported
+    QUIVER_ASSIGN_OR_RAISE(double v, value(*r.median));
+    samples.push_back(v);
+  }
+  if (samples.empty()) return Status::Invalid(bench, " has no runs");
+  return MakeStats(std::move(samples));
+}
+
+std::vector<Figure> Resolve(const Results& results, const std::vector<std::string>& ran) {
+  std::vector<Figure> out;
+  for (const auto& spec : Figures()) {
+    if (std::find(ran.begin(), ran.end(), spec.program) == ran.end()) continue;
+    Figure f;
+    f.spec = &spec;
+    auto v = results.Get(spec.program, spec.bench, spec.metric);
+    auto r = results.Get(spec.program, spec.ref_bench, spec.ref_metric);
+    if (!v.ok()) {
+      f.problem = v.status().message();
+    } else if (!r.ok()) {
+      f.value = *v;
+      f.problem = "reference: " + r.status().message();
+    } else {
+      f.value = *v;
+      f.reference = *r;
+      if (f.reference.median == 0) {
+        f.problem = "reference " + spec.ref_bench + " is 0";
+      } else {
+        f.ratio = f.value.median / f.reference.median;
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string RatioString(double r, const char* times) {
+  char buf[64];
+  if (r > 0 && r < 0.01) {  // "0.000095x (1/10548)" reads better than 9.5e-05
+    std::snprintf(buf, sizeof(buf), "%.2g%s (1/%.0f)", r, times, 1 / r);
+  } else if (r >= 100) {
+    std::snprintf(buf, sizeof(buf), "%.0f%s", r, times);
+  } else if (r >= 10) {
+    std::snprintf(buf, sizeof(buf), "%.1f%s", r, times);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3g%s", r, times);
+  }
+  return buf;
+}
+
+std::string Num(double v) {
+  char buf[64];
+  const double a = std::fabs(v);
+  if (a == 0) return "0";
+  if (a >= 1000)
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  else if (a >= 100)
+    std::snprintf(buf, sizeof(buf), "%.1f", v);
+  else if (a >= 10)
+    std::snprintf(buf, sizeof(buf), "%.2f", v);
+  else if (a >= 0.01)
+    std::snprintf(buf, sizeof(buf), "%.3f", v);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
+}  // namespace quiver::cli::bench
