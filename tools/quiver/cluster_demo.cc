@@ -182,19 +182,13 @@ int DemoNodeCommand(const Args& in) {
   const std::string result_path = TakeOption(&args, "result", "");
   const std::string owner_text = TakeOption(&args, "owner", "");
   const bool skip_full = TakeFlag(&args, "no-full");
-  const int skip_step =
-      std::stoi(TakeOption(&args, "skip-protocol-step-for-testing", "0"));
   if (config.empty() || !args.empty()) {
     std::fprintf(stderr,
                  "usage: quiver demo-node --config F --node N [--rows R] [--name T]\n"
                  "       [--owner M] [--no-full] [--result FILE]\n");
     return kExitBadInput;
   }
-  ClientOptions copts;
-  copts.config_path = config;
-  copts.node = node;
-  copts.skip_protocol_step_for_testing = skip_step;
-  auto client_r = Client::Connect(copts);
+  auto client_r = Client::Connect({config, node});
   if (!client_r.ok()) return Fail("connecting", client_r.status());
   auto& client = *client_r;
   const auto& cfg = client->config();
