@@ -528,11 +528,14 @@ TEST(ClusterTest, DaemonRestartsOnItsRegionAfterSigterm) {
     if (after < 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(after, before);
+  // Node 0's daemon learns it through its heartbeats.
+  ASSERT_TRUE(c->WaitAllOnline(30000).ok());
   // The data written before the restart is still there, and the daemon
   // serves the region again: it accepts the descriptor of that data.
   auto values = std::static_pointer_cast<Int64Array>((*batch)->column(0));
   EXPECT_EQ(values->Value(4095), 7 + 4095);
-  ASSERT_TRUE(c->Publish(*batch, "survived").ok());
+  Status published = c->Publish(*batch, "survived");
+  ASSERT_TRUE(published.ok()) << published.ToString();
   auto t = c->Get("survived");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(SumInt64(**t), 4096LL * 7 + 4096LL * 4095 / 2);

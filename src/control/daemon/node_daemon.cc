@@ -891,15 +891,12 @@ grpc::Status NodeDaemon::Publish(grpc::ServerContext* ctx, const rpc::PublishReq
     for (auto& [owner, ranges] : by_owner) {
       entry.chunk.add_owners(owner);
       if (owner == opt_.node) continue;  // AddChunk checks its own region
+      // Asked even when the heartbeats have not (yet) seen the owner
+      // online, e.g. just after it restarted: its answer decides.
       NodeClient* client = nullptr;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        auto& p = peers_[owner];
-        if (!p.online) {
-          return ToGrpcStatus(QStatus::Unavailable(
-              "node ", owner, " holding buffers of this chunk is offline"));
-        }
-        client = p.client.get();
+        client = peers_[owner].client.get();
       }
       rpc::SealRequest check;
       check.set_check_only(true);
