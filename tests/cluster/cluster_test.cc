@@ -339,6 +339,15 @@ TEST(ClusterTest, DaemonCommandLineErrors) {
   EXPECT_EQ(no_config.Finish(), 1);
   Child unknown = Child::Start({BinaryPath("quiverd"), "--frobnicate"});
   EXPECT_EQ(unknown.Finish(), 2);
+  // The demo's numbers are checked before anything starts.
+  for (const char* rows : {"abc", "-5", "99999999999999999999999"}) {
+    Child demo = Child::Start({BinaryPath("quiver"), "demo", "--rows", rows});
+    EXPECT_EQ(demo.Finish(), 2) << rows;
+  }
+  Child nodes = Child::Start({BinaryPath("quiver"), "demo", "--nodes", "99"});
+  EXPECT_EQ(nodes.Finish(), 2);
+  Child backing = Child::Start({BinaryPath("quiver"), "demo", "--backing", "floppy"});
+  EXPECT_EQ(backing.Finish(), 2);
 }
 
 TEST(ClusterTest, PinsKeepObjectsUntilReadersGo) {

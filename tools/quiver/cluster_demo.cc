@@ -176,11 +176,16 @@ struct NodeResult {
 int DemoNodeCommand(const Args& in) {
   Args args = in;
   const std::string config = TakeOption(&args, "config", "");
-  const auto node = static_cast<uint32_t>(std::stoul(TakeOption(&args, "node", "0")));
-  const uint64_t rows = std::stoull(TakeOption(&args, "rows", "1000000"));
+  auto node_r = TakeCount(&args, "node", 0, 0xFFFF);
+  auto rows_r = TakeCount(&args, "rows", 1000000, 1ULL << 40);
+  auto owner_r = TakeCount(&args, "owner", ~0ULL >> 1, 0xFFFF);
+  for (const Status& st : {node_r.status(), rows_r.status(), owner_r.status()}) {
+    if (!st.ok()) return Fail("demo-node", st);
+  }
+  const auto node = static_cast<uint32_t>(*node_r);
+  const uint64_t rows = *rows_r;
   const std::string name = TakeOption(&args, "name", "demo");
   const std::string result_path = TakeOption(&args, "result", "");
-  const std::string owner_text = TakeOption(&args, "owner", "");
   const bool skip_full = TakeFlag(&args, "no-full");
   if (config.empty() || !args.empty()) {
     std::fprintf(stderr,
@@ -196,8 +201,7 @@ int DemoNodeCommand(const Args& in) {
   uint32_t index = 0;
   while (cfg.nodes[index].id != node) ++index;
   const uint64_t first = rows * index / k, n = rows * (index + 1) / k - first;
-  const uint32_t owner =
-      owner_text.empty() ? node : static_cast<uint32_t>(std::stoul(owner_text));
+  const uint32_t owner = *owner_r > 0xFFFF ? node : static_cast<uint32_t>(*owner_r);
   if (client->pool(owner) == nullptr)
     return Fail("--owner", Status::Invalid("no node ", owner));
   std::ostringstream out;
@@ -292,10 +296,16 @@ int DemoNodeCommand(const Args& in) {
 int DemoReadCommand(const Args& in) {
   Args args = in;
   const std::string config = TakeOption(&args, "config", "");
-  const auto node = static_cast<uint32_t>(std::stoul(TakeOption(&args, "node", "0")));
+  auto node_r = TakeCount(&args, "node", 0, 0xFFFF);
+  auto chunks_r = TakeCount(&args, "chunks", 1, 1u << 20);
+  auto rows_r = TakeCount(&args, "rows", 0, 1ULL << 40);
+  for (const Status& st : {node_r.status(), chunks_r.status(), rows_r.status()}) {
+    if (!st.ok()) return Fail("demo-read", st);
+  }
+  const auto node = static_cast<uint32_t>(*node_r);
   const std::string name = TakeOption(&args, "name", "demo");
-  const auto chunks = static_cast<uint32_t>(std::stoul(TakeOption(&args, "chunks", "1")));
-  const uint64_t rows = std::stoull(TakeOption(&args, "rows", "0"));
+  const auto chunks = static_cast<uint32_t>(*chunks_r);
+  const uint64_t rows = *rows_r;
   const bool hold = TakeFlag(&args, "hold");
   if (config.empty() || !args.empty()) {
     std::fprintf(stderr,
@@ -393,9 +403,14 @@ std::string Millis(double ms) {
 
 int ClusterDemoCommand(const Args& in) {
   Args args = in;
-  const uint64_t rows = std::stoull(TakeOption(&args, "rows", "150000000"));
+  auto rows_r = TakeCount(&args, "rows", 150000000, 1ULL << 40);
+  auto nodes_r = TakeCount(&args, "nodes", 3, 16);
+  for (const Status& st : {rows_r.status(), nodes_r.status()}) {
+    if (!st.ok()) return Fail("demo", st);
+  }
+  const uint64_t rows = *rows_r;
   const std::string backing_text = TakeOption(&args, "backing", "shm");
-  const int nodes = std::stoi(TakeOption(&args, "nodes", "3"));
+  const int nodes = static_cast<int>(*nodes_r);
   const bool keep_logs = TakeFlag(&args, "keep-logs");
   if (!args.empty() || rows < static_cast<uint64_t>(nodes) || nodes < 1 || nodes > 16) {
     std::fprintf(

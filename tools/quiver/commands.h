@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "quiver/util/result.h"
 #include "quiver/util/status.h"
 
 namespace quiver::cli {
@@ -34,5 +35,9 @@ int Fail(const std::string& what, const Status& st, int code = kExitBadInput);
 // value or `fallback`. Removes the option from args.
 std::string TakeOption(Args* args, const std::string& name, const std::string& fallback);
 bool TakeFlag(Args* args, const std::string& name);
+// Takes "--name N" as a whole number in [0, max]; `fallback` when absent.
+// Invalid names the option and the text otherwise.
+Result<uint64_t> TakeCount(Args* args, const std::string& name, uint64_t fallback,
+                           uint64_t max);
 
 }  // namespace quiver::cli

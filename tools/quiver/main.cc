@@ -35,6 +35,21 @@ std::string TakeOption(Args* args, const std::string& name, const std::string& f
   return fallback;
 }
 
+Result<uint64_t> TakeCount(Args* args, const std::string& name, uint64_t fallback,
+                           uint64_t max) {
+  const std::string text = TakeOption(args, name, "");
+  if (text.empty()) return fallback;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || v > (max - static_cast<uint64_t>(c - '0')) / 10) {
+      return Status::Invalid("--", name, " '", text, "' is not a whole number up to ",
+                             max);
+    }
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
 bool TakeFlag(Args* args, const std::string& name) {
   for (size_t i = 0; i < args->size(); ++i) {
     if ((*args)[i] == "--" + name) {
