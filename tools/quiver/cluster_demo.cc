@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -401,6 +402,11 @@ std::string Millis(double ms) {
 
 }  // namespace
 
+namespace {
+volatile sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+}  // namespace
+
 int ClusterDemoCommand(const Args& in) {
   Args args = in;
   auto rows_r = TakeCount(&args, "rows", 150000000, 1ULL << 40);
@@ -477,7 +483,22 @@ int ClusterDemoCommand(const Args& in) {
   auto start = Clock::now();
   int alive = nodes;
   std::vector<int> codes(nodes, -1);
+  // ^C or SIGTERM: stop the workers and the daemons and remove the
+  // regions' backing files, which would otherwise stay in /dev/shm.
+  signal(SIGINT, OnInterrupt);
+  signal(SIGTERM, OnInterrupt);
   while (alive > 0) {
+    if (g_interrupted) {
+      for (int i = 0; i < nodes; ++i) {
+        if (codes[i] == -1) kill(workers[i], SIGTERM);
+      }
+      for (int i = 0; i < nodes; ++i) {
+        if (codes[i] == -1) waitpid(workers[i], nullptr, 0);
+      }
+      (void)cluster->Stop();
+      std::fprintf(stderr, "quiver demo: interrupted; cluster stopped and cleaned up\n");
+      return 130;
+    }
     for (int i = 0; i < nodes; ++i) {
       int status = 0;
       if (codes[i] == -1 && waitpid(workers[i], &status, WNOHANG) == workers[i]) {
