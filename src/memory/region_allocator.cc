@@ -581,13 +581,26 @@ Result<uint8_t*> RegionAllocator::Allocate(uint64_t size, uint64_t alignment) {
   return Ops(meta_, &op, data_).Allocate(size, alignment);
 }
 
-Result<uint8_t*> RegionAllocator::Reallocate(uint8_t* ptr, uint64_t new_size,
-                                             uint64_t alignment) {
-  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
-  if (ptr < data_ || ptr >= data_ + data_size_) {
+namespace {
+Status CheckInDataArea(const void* meta, const uint8_t* ptr, const uint8_t* data,
+                       uint64_t data_size) {
+  if (meta == nullptr) return Status::Invalid("allocator not attached");
+  if (ptr < data || ptr >= data + data_size) {
     return Status::Invalid("address ", Hex(reinterpret_cast<uint64_t>(ptr)),
                            " is outside this region's data area");
   }
+  return Status::OK();
+}
+
+AllocationInfo InfoOf(const BlockCore& c, const uint8_t* data) {
+  return AllocationInfo{reinterpret_cast<uint64_t>(data) + c.offset, c.size, c.requested,
+                        c.owner_pid, c.tag};
+}
+}  // namespace
+
+Result<uint8_t*> RegionAllocator::Reallocate(uint8_t* ptr, uint64_t new_size,
+                                             uint64_t alignment) {
+  QUIVER_RETURN_NOT_OK(CheckInDataArea(meta_, ptr, data_, data_size_));
   if (alignment != 0 && !IsPowerOfTwo(alignment)) {
     return Status::Invalid("alignment ", alignment, " is not a power of two");
   }
@@ -600,68 +613,29 @@ Result<uint8_t*> RegionAllocator::Reallocate(uint8_t* ptr, uint64_t new_size,
       .Reallocate(static_cast<uint64_t>(ptr - data_), new_size, alignment);
 }
 
-Status RegionAllocator::Free(uint8_t* ptr) {
-  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
-  if (ptr < data_ || ptr >= data_ + data_size_) {
-    return Status::Invalid("address ", Hex(reinterpret_cast<uint64_t>(ptr)),
-                           " is outside this region's data area");
-  }
-  LockedOp op(meta_);
-  QUIVER_RETURN_NOT_OK(op.Lock());
-  return Ops(meta_, &op, data_).Free(static_cast<uint64_t>(ptr - data_));
-}
+Status RegionAllocator::Free(uint8_t* ptr) { return FreeIf(ptr, nullptr); }
 
+// Lookup, SetTag and UpdateTag are one operation: find the allocation under
+// the lock, then (maybe) change its tag.
 Result<AllocationInfo> RegionAllocator::Lookup(const uint8_t* ptr, uint64_t len,
                                                bool containing) {
-  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
-  if (ptr < data_ || ptr >= data_ + data_size_) {
-    return Status::Invalid("address ", Hex(reinterpret_cast<uint64_t>(ptr)),
-                           " is outside this region's data area");
-  }
-  LockedOp op(meta_);
-  QUIVER_RETURN_NOT_OK(op.Lock());
-  Ops ops(meta_, &op, data_);
-  const uint64_t off = static_cast<uint64_t>(ptr - data_);
-  uint32_t i;
-  if (containing) {
-    i = ops.FindContaining(off);
-    const BlockCore* c = i == kNil ? nullptr : &meta_->descs[i].core;
-    if (c == nullptr || c->state != kAllocated || len > c->size ||
-        off - c->offset > c->size - len) {
-      return Status::Invalid("range [", Hex(reinterpret_cast<uint64_t>(ptr)), ", +", len,
-                             ") is not inside one live allocation");
-    }
-  } else {
-    QUIVER_ASSIGN_OR_RAISE(i, ops.FindAllocated(off));
-  }
-  const BlockCore& c = meta_->descs[i].core;
-  return AllocationInfo{reinterpret_cast<uint64_t>(data_) + c.offset, c.size, c.requested,
-                        c.owner_pid, c.tag};
+  return UpdateTag(ptr, len, containing,
+                   [](const AllocationInfo&, uint64_t*) { return Status::OK(); });
 }
 
 Status RegionAllocator::SetTag(uint8_t* ptr, uint64_t tag) {
-  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
-  if (ptr < data_ || ptr >= data_ + data_size_) {
-    return Status::Invalid("address is outside this region's data area");
-  }
-  LockedOp op(meta_);
-  QUIVER_RETURN_NOT_OK(op.Lock());
-  Ops ops(meta_, &op, data_);
-  QUIVER_ASSIGN_OR_RAISE(uint32_t i,
-                         ops.FindAllocated(static_cast<uint64_t>(ptr - data_)));
-  op.Touch(i);
-  meta_->descs[i].core.tag = tag;
-  return Status::OK();
+  return UpdateTag(ptr, 0, false,
+                   [tag](const AllocationInfo&, uint64_t* t) {
+                     *t = tag;
+                     return Status::OK();
+                   })
+      .status();
 }
 
 Result<AllocationInfo> RegionAllocator::UpdateTag(const uint8_t* ptr, uint64_t len,
                                                   bool containing,
                                                   const TagUpdate& update) {
-  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
-  if (ptr < data_ || ptr >= data_ + data_size_) {
-    return Status::Invalid("address ", Hex(reinterpret_cast<uint64_t>(ptr)),
-                           " is outside this region's data area");
-  }
+  QUIVER_RETURN_NOT_OK(CheckInDataArea(meta_, ptr, data_, data_size_));
   LockedOp op(meta_);
   QUIVER_RETURN_NOT_OK(op.Lock());
   Ops ops(meta_, &op, data_);
@@ -679,8 +653,7 @@ Result<AllocationInfo> RegionAllocator::UpdateTag(const uint8_t* ptr, uint64_t l
     QUIVER_ASSIGN_OR_RAISE(i, ops.FindAllocated(off));
   }
   BlockCore& c = meta_->descs[i].core;
-  AllocationInfo info{reinterpret_cast<uint64_t>(data_) + c.offset, c.size, c.requested,
-                      c.owner_pid, c.tag};
+  AllocationInfo info = InfoOf(c, data_);
   uint64_t tag = c.tag;
   QUIVER_RETURN_NOT_OK(update(info, &tag));
   if (tag != c.tag) {
@@ -692,19 +665,15 @@ Result<AllocationInfo> RegionAllocator::UpdateTag(const uint8_t* ptr, uint64_t l
 }
 
 Status RegionAllocator::FreeIf(uint8_t* ptr, const FreeCheck& check) {
-  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
-  if (ptr < data_ || ptr >= data_ + data_size_) {
-    return Status::Invalid("address ", Hex(reinterpret_cast<uint64_t>(ptr)),
-                           " is outside this region's data area");
-  }
+  QUIVER_RETURN_NOT_OK(CheckInDataArea(meta_, ptr, data_, data_size_));
   LockedOp op(meta_);
   QUIVER_RETURN_NOT_OK(op.Lock());
   Ops ops(meta_, &op, data_);
   const uint64_t off = static_cast<uint64_t>(ptr - data_);
-  QUIVER_ASSIGN_OR_RAISE(uint32_t i, ops.FindAllocated(off));
-  const BlockCore& c = meta_->descs[i].core;
-  QUIVER_RETURN_NOT_OK(check(AllocationInfo{reinterpret_cast<uint64_t>(data_) + c.offset,
-                                            c.size, c.requested, c.owner_pid, c.tag}));
+  if (check) {
+    QUIVER_ASSIGN_OR_RAISE(uint32_t i, ops.FindAllocated(off));
+    QUIVER_RETURN_NOT_OK(check(InfoOf(meta_->descs[i].core, data_)));
+  }
   return ops.Free(off);
 }
 

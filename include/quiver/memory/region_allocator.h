@@ -88,7 +88,8 @@ class RegionAllocator {
   Result<AllocationInfo> UpdateTag(const uint8_t* ptr, uint64_t len, bool containing,
                                    const TagUpdate& update);
   // Frees the live allocation starting at `ptr` if `check` (called under
-  // the lock) accepts it; otherwise returns check's error and frees nothing.
+  // the lock; may be empty) accepts it; otherwise returns check's error and
+  // frees nothing.
   using FreeCheck = std::function<Status(const AllocationInfo& info)>;
   Status FreeIf(uint8_t* ptr, const FreeCheck& check);
 
