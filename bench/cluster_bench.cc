@@ -312,15 +312,6 @@ void BM_SocketRoundTrip_same_cpu(benchmark::State& state) {
 BENCHMARK(BM_SocketRoundTrip)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SocketRoundTrip_same_cpu)->Unit(benchmark::kMicrosecond);
 
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  buf[n] = 0;
-  std::string p(buf);
-  return p.substr(0, p.rfind('/'));
-}
-
 }  // namespace
 }  // namespace quiver
 
@@ -329,7 +320,6 @@ int main(int argc, char** argv) {
   control::LocalClusterOptions o;
   o.nodes = 2;
   o.region_size = 6ULL << 30;  // 1 GiB tables plus their full copies
-  o.quiverd = SelfDir() + "/../quiverd";
   o.name_prefix = "bench";
   auto cluster = control::LocalCluster::Start(o);
   if (!cluster.ok()) {
@@ -346,7 +336,6 @@ int main(int argc, char** argv) {
   control::LocalClusterOptions po;
   po.nodes = 2;
   po.region_size = 64ULL << 20;
-  po.quiverd = o.quiverd;
   po.name_prefix = "bench-cpu0";
   po.base = 0x380000000000ULL;
   po.daemon_args = {"--cpus", "0"};

@@ -41,6 +41,39 @@ Result<int> FreeTcpPort(const std::string& host) {
   return static_cast<int>(ntohs(addr.sin_port));
 }
 
+std::string ExecutablePath() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "";
+  buf[n] = 0;
+  return buf;
+}
+
+std::string ExecutableDir() {
+  const std::string p = ExecutablePath();
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+Result<pid_t> SpawnLogged(const std::vector<std::string>& args, const std::string& log,
+                          bool append) {
+  if (args.empty()) return Status::Invalid("nothing to start");
+  std::vector<std::string> a = args;
+  std::vector<char*> argv;
+  for (auto& x : a) argv.push_back(x.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(
+      &fa, 1, log.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return Status::FromErrno(rc, "starting " + args[0]);
+  return pid;
+}
+
 namespace {
 
 bool UnixSocketAccepts(const std::string& path) {
@@ -58,11 +91,24 @@ bool UnixSocketAccepts(const std::string& path) {
 
 Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOptions& o) {
   if (o.nodes < 1) return Status::Invalid("a cluster needs at least one node");
-  if (o.quiverd.empty() || access(o.quiverd.c_str(), X_OK) != 0) {
-    return Status::Invalid("quiverd binary '", o.quiverd, "' is not executable");
-  }
   std::unique_ptr<LocalCluster> c(new LocalCluster());
   c->options_ = o;
+  if (c->options_.quiverd.empty()) {
+    for (const char* where : {"/quiverd", "/../quiverd"}) {
+      const std::string candidate = ExecutableDir() + where;
+      if (access(candidate.c_str(), X_OK) == 0) {
+        c->options_.quiverd = candidate;
+        break;
+      }
+    }
+  }
+  if (c->options_.quiverd.empty() || access(c->options_.quiverd.c_str(), X_OK) != 0) {
+    return Status::Invalid("quiverd binary '",
+                           c->options_.quiverd.empty()
+                               ? "quiverd next to " + ExecutablePath()
+                               : c->options_.quiverd,
+                           "' is not executable");
+  }
   char tmpl[] = "/tmp/quiver-cluster-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return Status::FromErrno(errno, "mkdtemp");
   c->dir_ = tmpl;
@@ -109,19 +155,7 @@ Status LocalCluster::Spawn(int i) {
   args.insert(args.end(),
               {options_.quiverd, "--config", config_path_, "--id", std::to_string(i)});
   args.insert(args.end(), options_.daemon_args.begin(), options_.daemon_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  const std::string log = log_path(i);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return Status::FromErrno(rc, "starting " + args[0]);
+  QUIVER_ASSIGN_OR_RAISE(pid_t pid, SpawnLogged(args, log_path(i), /*append=*/true));
   pids_[i] = pid;
   return Status::OK();
 }

@@ -24,6 +24,7 @@
 #include "bench_report.h"
 #include "bench_suite.h"
 #include "commands.h"
+#include "quiver/control/local_cluster.h"
 
 extern char** environ;
 
@@ -42,15 +43,6 @@ volatile sig_atomic_t g_interrupted = 0;
 void OnInterrupt(int) { g_interrupted = 1; }
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-std::string SelfDir() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  buf[n] = 0;
-  std::string p(buf);
-  return p.substr(0, p.rfind('/'));
-}
 
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);
@@ -368,7 +360,8 @@ int BenchCommand(const Args& in) {
 
   // The binaries, before anything runs.
   const char* dir_env = std::getenv("QUIVER_BENCH_DIR");
-  const std::string bench_dir = dir_env && *dir_env ? dir_env : SelfDir() + "/bench";
+  const std::string bench_dir =
+      dir_env && *dir_env ? dir_env : control::ExecutableDir() + "/bench";
   for (const auto* p : programs) {
     const std::string bin = bench_dir + "/" + p->name + "_bench";
     if (access(bin.c_str(), X_OK) != 0) {

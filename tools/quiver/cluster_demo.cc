@@ -5,8 +5,6 @@
 // `quiver demo` starts the daemons (LocalCluster) and one `quiver
 // demo-node` process per node, follows their progress through the nodes'
 // state words, and prints the side-by-side result. Exit 1 on any mismatch.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,7 +24,6 @@
 #include "quiver/control/local_cluster.h"
 #include "quiver/control/node_daemon.h"
 
-extern char** environ;
 
 namespace quiver::cli {
 
@@ -339,36 +336,6 @@ int DemoReadCommand(const Args& in) {
 
 namespace {
 
-Result<pid_t> SpawnSelf(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> a = args;
-  std::vector<char*> argv;
-  for (auto& x : a) argv.push_back(x.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return Status::FromErrno(rc, "starting " + args[0]);
-  return pid;
-}
-
-std::string SelfPath() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "quiver";
-  buf[n] = 0;
-  return buf;
-}
-
-std::string DirOf(const std::string& p) {
-  auto slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
 uint64_t MemAvailable() {
   std::ifstream f("/proc/meminfo");
   std::string key;
@@ -444,12 +411,11 @@ int ClusterDemoCommand(const Args& in) {
                             " of memory but ", Bytes(static_cast<double>(avail)),
                             " are available; use --rows"));
   }
-  const std::string self = SelfPath();
+  const std::string self = control::ExecutablePath();
   control::LocalClusterOptions lo;
   lo.nodes = nodes;
   lo.region_size = region;
   lo.backing = backing;
-  lo.quiverd = DirOf(self) + "/quiverd";
   lo.name_prefix = "demo";
   std::printf("quiver demo: %d nodes on this host, %s regions of %s each, %" PRIu64
               " rows (int64, int8, uint16)\n",
@@ -465,10 +431,10 @@ int ClusterDemoCommand(const Args& in) {
   std::vector<std::string> results;
   for (int i = 0; i < nodes; ++i) {
     results.push_back(cluster->dir() + "/result" + std::to_string(i));
-    auto pid = SpawnSelf(
+    auto pid = control::SpawnLogged(
         {self, "demo-node", "--config", cluster->config_path(), "--node",
          std::to_string(i), "--rows", std::to_string(rows), "--result", results.back()},
-        cluster->dir() + "/worker" + std::to_string(i) + ".log");
+        cluster->dir() + "/worker" + std::to_string(i) + ".log", /*append=*/false);
     if (!pid.ok()) return Fail("starting workers", pid.status(), kExitFailed);
     workers.push_back(*pid);
   }

@@ -68,4 +68,13 @@ class LocalCluster {
 // A TCP port that was free a moment ago (bind to port 0, read it back).
 Result<int> FreeTcpPort(const std::string& host = "127.0.0.1");
 
+// The running program's path (/proc/self/exe) and its folder.
+std::string ExecutablePath();
+std::string ExecutableDir();
+
+// Starts argv (argv[0] searched in PATH) with stdout and stderr going to
+// `log`, created 0600 and appended to or truncated.
+Result<pid_t> SpawnLogged(const std::vector<std::string>& argv, const std::string& log,
+                          bool append);
+
 }  // namespace quiver::control
