@@ -39,9 +39,6 @@ using bench::ProgramSpec;
 constexpr const char* kBenchUsage =
     "usage: quiver bench [all|NAME...] [--quick] [--out DIR] [--repetitions N] [--list]";
 
-volatile sig_atomic_t g_interrupted = 0;
-void OnInterrupt(int) { g_interrupted = 1; }
-
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 std::string NowUtc() {
@@ -193,7 +190,7 @@ Result<int> RunProgram(const std::vector<std::string>& args,
   std::string why;
   char buf[8192];
   for (;;) {
-    if (g_interrupted) {
+    if (Interrupted()) {
       why = "interrupted";
       break;
     }
@@ -400,13 +397,7 @@ int BenchCommand(const Args& in) {
   info.command = "quiver bench";
   for (const auto& a : in) info.command += " " + a;
 
-  struct sigaction sa {};
-  sa.sa_handler = OnInterrupt;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  CatchInterrupts();
 
   std::vector<double> weights;
   for (const auto* p : programs)
@@ -414,7 +405,7 @@ int BenchCommand(const Args& in) {
   Progress progress(weights);
   bench::Results results;
   const auto wall_start = Clock::now();
-  for (size_t i = 0; i < programs.size() && !g_interrupted; ++i) {
+  for (size_t i = 0; i < programs.size() && !Interrupted(); ++i) {
     const ProgramSpec& p = *programs[i];
     ProgramRun run;
     run.name = p.name;
@@ -468,7 +459,7 @@ int BenchCommand(const Args& in) {
     std::ofstream log(out_dir + "/" + run.log);
     const double timeout = quick ? 600 : 1800;
     for (const auto& inv : invocations) {
-      if (g_interrupted) break;
+      if (Interrupted()) break;
       std::set<std::string> pending(all_names.begin(), all_names.end());
       std::vector<std::string> argv = {
           run.binary, "--benchmark_out=" + out_dir + "/" + inv.json,
@@ -508,10 +499,8 @@ int BenchCommand(const Args& in) {
     info.programs.push_back(run);
   }
   progress.Finish();
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   info.wall_seconds = Seconds(Clock::now() - wall_start);
-  if (g_interrupted) {
+  if (Interrupted()) {
     std::fprintf(stderr, "quiver: bench: interrupted; writing what ran\n");
   }
 
@@ -551,7 +540,7 @@ int BenchCommand(const Args& in) {
   std::printf("\n");
   for (const auto& p : outcome.problems)
     std::fprintf(stderr, "quiver: bench: %s\n", p.c_str());
-  if (g_interrupted) return kExitFailed;
+  if (Interrupted()) return kExitFailed;
   return outcome.problems.empty() ? kExitOk : kExitFailed;
 }
 

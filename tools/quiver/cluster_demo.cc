@@ -24,7 +24,6 @@
 #include "quiver/control/local_cluster.h"
 #include "quiver/control/node_daemon.h"
 
-
 namespace quiver::cli {
 
 namespace {
@@ -369,11 +368,6 @@ std::string Millis(double ms) {
 
 }  // namespace
 
-namespace {
-volatile sig_atomic_t g_interrupted = 0;
-void OnInterrupt(int) { g_interrupted = 1; }
-}  // namespace
-
 int ClusterDemoCommand(const Args& in) {
   Args args = in;
   auto rows_r = TakeCount(&args, "rows", 150000000, 1ULL << 40);
@@ -451,10 +445,9 @@ int ClusterDemoCommand(const Args& in) {
   std::vector<int> codes(nodes, -1);
   // ^C or SIGTERM: stop the workers and the daemons and remove the
   // regions' backing files, which would otherwise stay in /dev/shm.
-  signal(SIGINT, OnInterrupt);
-  signal(SIGTERM, OnInterrupt);
+  CatchInterrupts();
   while (alive > 0) {
-    if (g_interrupted) {
+    if (Interrupted()) {
       for (int i = 0; i < nodes; ++i) {
         if (codes[i] == -1) kill(workers[i], SIGTERM);
       }

@@ -35,6 +35,11 @@ int Fail(const std::string& what, const Status& st, int code = kExitBadInput);
 // value or `fallback`. Removes the option from args.
 std::string TakeOption(Args* args, const std::string& name, const std::string& fallback);
 bool TakeFlag(Args* args, const std::string& name);
+// From now on SIGINT and SIGTERM only set a flag (no SA_RESTART: blocking
+// calls return EINTR); long commands poll Interrupted() and clean up.
+void CatchInterrupts();
+bool Interrupted();
+
 // Takes "--name N" as a whole number in [0, max]; `fallback` when absent.
 // Invalid names the option and the text otherwise.
 Result<uint64_t> TakeCount(Args* args, const std::string& name, uint64_t fallback,

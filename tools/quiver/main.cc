@@ -1,4 +1,5 @@
 // quiver: the command line of the Quiver cluster data system.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -34,6 +35,21 @@ std::string TakeOption(Args* args, const std::string& name, const std::string& f
   }
   return fallback;
 }
+
+namespace {
+volatile sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+}  // namespace
+
+void CatchInterrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool Interrupted() { return g_interrupted != 0; }
 
 Result<uint64_t> TakeCount(Args* args, const std::string& name, uint64_t fallback,
                            uint64_t max) {
