@@ -37,6 +37,31 @@ std::unique_ptr<LocalCluster> StartCluster(memory::BackingKind backing, int node
   return c.ok() ? std::move(*c) : nullptr;
 }
 
+// A client of node 0 once node 0's daemon sees every peer online; null
+// (with the reason reported) if that does not happen.
+std::unique_ptr<Client> ConnectNode0(LocalCluster* cluster, int skip_protocol_step = 0) {
+  ClientOptions options;
+  options.config_path = cluster->config_path();
+  options.node = 0;
+  options.skip_protocol_step_for_testing = skip_protocol_step;
+  auto client = Client::Connect(options);
+  EXPECT_TRUE(client.ok()) << client.status().ToString();
+  if (!client.ok()) return nullptr;
+  Status online = (*client)->WaitAllOnline(30000);
+  EXPECT_TRUE(online.ok()) << online.ToString();
+  return online.ok() ? std::move(*client) : nullptr;
+}
+
+// Polls `done` every 100 ms for up to 10 s; true once it holds.
+template <typename F>
+bool Eventually(F&& done) {
+  for (int i = 0; i < 100; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
 // Runs `quiver demo-node` on every node at once; every one must succeed.
 void RunDemoNodes(LocalCluster* cluster, uint64_t rows, bool remote_owner) {
   const int n = static_cast<int>(cluster->config().nodes.size());
@@ -301,14 +326,8 @@ TEST(ClusterTest, SecurityLimitsAndMalformedRequests) {
 TEST(ClusterTest, SkippingTheWriterFlushLosesWritesOnIncoherentBackings) {
   auto cluster = StartCluster(memory::BackingKind::kIncoherent);
   ASSERT_NE(cluster, nullptr);
-  ClientOptions options;
-  options.config_path = cluster->config_path();
-  options.node = 0;
-  options.skip_protocol_step_for_testing = 4;
-  auto client = Client::Connect(options);
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
-  auto& c = *client;
-  ASSERT_TRUE(c->WaitAllOnline(30000).ok());
+  auto c = ConnectNode0(cluster.get(), /*skip_protocol_step=*/4);
+  ASSERT_NE(c, nullptr);
   const int64_t n = 100000;
   uint8_t* p = nullptr;
   ASSERT_TRUE(c->pool(1)->Allocate(n * 8, 64, &p).ok());
@@ -353,10 +372,8 @@ TEST(ClusterTest, DaemonCommandLineErrors) {
 TEST(ClusterTest, PinsKeepObjectsUntilReadersGo) {
   auto cluster = StartCluster(memory::BackingKind::kShm, 2);
   ASSERT_NE(cluster, nullptr);
-  auto client = Client::Connect({cluster->config_path(), 0});
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
-  auto& c = *client;
-  ASSERT_TRUE(c->WaitAllOnline(30000).ok());
+  auto c = ConnectNode0(cluster.get());
+  ASSERT_NE(c, nullptr);
   const int64_t n = 100000;
   auto batch = Int64Batch(c->local_pool(), n);
   ASSERT_TRUE(batch.ok());
@@ -389,12 +406,8 @@ TEST(ClusterTest, PinsKeepObjectsUntilReadersGo) {
   reader.Kill(SIGKILL);
   reader.Finish();
   Status un;
-  for (int i = 0; i < 100; ++i) {
-    un = c->Unpublish("pinned");
-    if (un.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_TRUE(un.ok()) << un.ToString();
+  EXPECT_TRUE(Eventually([&] { return (un = c->Unpublish("pinned")).ok(); }))
+      << un.ToString();
   auto gone = c->Get("pinned");
   EXPECT_TRUE(gone.status().IsNotFound()) << gone.status().ToString();
 }
@@ -402,10 +415,8 @@ TEST(ClusterTest, PinsKeepObjectsUntilReadersGo) {
 TEST(ClusterTest, ZeroCopyGetInTheSameProcessPinsUntilArraysGo) {
   auto cluster = StartCluster(memory::BackingKind::kShm, 2);
   ASSERT_NE(cluster, nullptr);
-  auto client = Client::Connect({cluster->config_path(), 0});
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
-  auto& c = *client;
-  ASSERT_TRUE(c->WaitAllOnline(30000).ok());
+  auto c = ConnectNode0(cluster.get());
+  ASSERT_NE(c, nullptr);
   // Built in node 1's memory by remote allocation.
   auto batch = Int64Batch(c->pool(1), 5000, 10);
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
@@ -421,21 +432,15 @@ TEST(ClusterTest, ZeroCopyGetInTheSameProcessPinsUntilArraysGo) {
   }
   // The arrays are gone: the pin is released.
   Status un;
-  for (int i = 0; i < 50; ++i) {
-    un = c->Unpublish("remote");
-    if (un.ok()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(un.ok()) << un.ToString();
+  EXPECT_TRUE(Eventually([&] { return (un = c->Unpublish("remote")).ok(); }))
+      << un.ToString();
 }
 
 TEST(ClusterTest, DaemonKilledWhileReadersHoldPins) {
   auto cluster = StartCluster(memory::BackingKind::kShm, 3);
   ASSERT_NE(cluster, nullptr);
-  auto client = Client::Connect({cluster->config_path(), 0});
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
-  auto& c = *client;
-  ASSERT_TRUE(c->WaitAllOnline(30000).ok());
+  auto c = ConnectNode0(cluster.get());
+  ASSERT_NE(c, nullptr);
   auto local = Int64Batch(c->local_pool(), 20000);
   auto on2 = Int64Batch(c->pool(2), 20000);
   ASSERT_TRUE(local.ok() && on2.ok());
@@ -452,10 +457,11 @@ TEST(ClusterTest, DaemonKilledWhileReadersHoldPins) {
   ASSERT_FALSE(r2.WaitForLine("pinned", 30000).empty()) << r2.output();
   ASSERT_TRUE(cluster->Kill(2, SIGKILL).ok());
   // The others report its table lost and keep working.
-  bool lost = false;
-  for (int i = 0; i < 100 && !lost; ++i) {
+  EXPECT_TRUE(Eventually([&] {
     auto l = c->List();
-    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    if (!l.ok()) return false;
+    bool lost = false;
     for (const auto& t : l->tables()) {
       if (t.name() == "on-node-2" && t.lost()) {
         lost = true;
@@ -465,9 +471,8 @@ TEST(ClusterTest, DaemonKilledWhileReadersHoldPins) {
         EXPECT_FALSE(t.lost());
       }
     }
-    if (!lost) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_TRUE(lost);
+    return lost;
+  }));
   auto g2 = c->Get("on-node-2");
   EXPECT_EQ(g2.status().code(), StatusCode::kUnavailable) << g2.status().ToString();
   EXPECT_NE(g2.status().message().find("lost"), std::string::npos);
@@ -489,33 +494,23 @@ TEST(ClusterTest, DaemonKilledWhileReadersHoldPins) {
   EXPECT_EQ(r3.Finish(), 0) << r3.output();
   // The killed daemon restarts on its region and rejoins.
   ASSERT_TRUE(cluster->Restart(2).ok());
-  bool back = false;
-  for (int i = 0; i < 100 && !back; ++i) {
+  EXPECT_TRUE(Eventually([&] {
     auto s = c->ClusterStatus();
-    ASSERT_TRUE(s.ok());
+    EXPECT_TRUE(s.ok());
+    if (!s.ok()) return false;
     int online = 0;
     for (const auto& n : s->nodes()) online += n.online();
-    back = online == 3;
-    if (!back) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  EXPECT_TRUE(back);
+    return online == 3;
+  }));
 }
-
-}  // namespace
-}  // namespace quiver
-
-namespace quiver {
-namespace {
 
 // SIGTERM stops a daemon cleanly; started again, it takes its region over
 // with every allocation in place and rejoins the cluster.
 TEST(ClusterTest, DaemonRestartsOnItsRegionAfterSigterm) {
   auto cluster = StartCluster(memory::BackingKind::kShm, 2);
   ASSERT_NE(cluster, nullptr);
-  auto client = Client::Connect({cluster->config_path(), 0});
-  ASSERT_TRUE(client.ok()) << client.status().ToString();
-  auto& c = *client;
-  ASSERT_TRUE(c->WaitAllOnline(30000).ok());
+  auto c = ConnectNode0(cluster.get());
+  ASSERT_NE(c, nullptr);
   auto batch = Int64Batch(c->pool(1), 4096, 7);
   ASSERT_TRUE(batch.ok()) << batch.status().ToString();
   ASSERT_TRUE(c->Seal(**batch).ok());
@@ -532,10 +527,7 @@ TEST(ClusterTest, DaemonRestartsOnItsRegionAfterSigterm) {
   ASSERT_TRUE(cluster->Kill(1, SIGTERM).ok());
   ASSERT_TRUE(cluster->Restart(1).ok());
   int64_t after = -1;
-  for (int i = 0; i < 100 && after < 0; ++i) {
-    after = live_on_1();
-    if (after < 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  Eventually([&] { return (after = live_on_1()) >= 0; });
   EXPECT_EQ(after, before);
   // Node 0's daemon learns it through its heartbeats.
   ASSERT_TRUE(c->WaitAllOnline(30000).ok());
