@@ -14,46 +14,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-extern char** environ;
+#include "cli/cli_util.h"
 
 namespace quiver {
 namespace {
 
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::ReadFile;
+using Ran = testing::ProcessResult;
 
 Ran Quiver(const std::vector<std::string>& args, const std::string& dir) {
-  const std::string bin = std::string(QUIVER_BINARY_DIR) + "/quiver";
-  std::vector<char*> argv{const_cast<char*>(bin.c_str())};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const std::string out = dir + "/quiver.stdout", err = dir + "/quiver.stderr";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  Ran r;
-  pid_t pid;
-  if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  r.out = Slurp(out);
-  r.err = Slurp(err);
-  return r;
+  return testing::RunQuiver(args, dir);
 }
 
 #ifdef QUIVER_HAVE_BENCH
@@ -67,14 +37,8 @@ bool HaveGnuplot() {
 }
 #endif
 
-class BenchCommandTest : public ::testing::Test {
+class BenchCommandTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/quiver-bench-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { (void)system(("rm -rf " + dir_).c_str()); }
   static bool BenchBuilt() {
     for (const char* b : {"descriptor_bench", "memory_bench"}) {
       const std::string p = std::string(QUIVER_BINARY_DIR) + "/bench/" + b;
@@ -82,7 +46,6 @@ class BenchCommandTest : public ::testing::Test {
     }
     return true;
   }
-  std::string dir_;
 };
 
 // Only in builds with the benchmarks (the sanitizer build has none).
@@ -94,7 +57,7 @@ TEST_F(BenchCommandTest, QuickSubsetWritesResultsReportAndPlots) {
   ASSERT_EQ(r.code, 0) << r.err << r.out;
 
   // results.json: every figure has its unit, repetitions, spread and ratio.
-  auto doc = nlohmann::json::parse(Slurp(out + "/results.json"), nullptr, false);
+  auto doc = nlohmann::json::parse(ReadFile(out + "/results.json"), nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << "results.json does not parse";
   EXPECT_EQ(doc["mode"], "quick");
   ASSERT_TRUE(doc["figures"].is_array());
@@ -119,7 +82,7 @@ TEST_F(BenchCommandTest, QuickSubsetWritesResultsReportAndPlots) {
   EXPECT_TRUE(doc["problems"].empty()) << doc["problems"].dump();
 
   // report.md: one section per published result, the published numbers quoted.
-  const std::string report = Slurp(out + "/report.md");
+  const std::string report = ReadFile(out + "/report.md");
   ASSERT_TRUE(doc["sections"].is_array());
   for (const auto& s : doc["sections"]) {
     EXPECT_NE(report.find("## " + s.value("title", "?")), std::string::npos)
@@ -147,7 +110,7 @@ TEST_F(BenchCommandTest, QuickSubsetWritesResultsReportAndPlots) {
     EXPECT_TRUE(plots.count(want)) << want;
   }
   for (const auto& p : plots) {
-    const std::string png = Slurp(out + "/" + p);
+    const std::string png = ReadFile(out + "/" + p);
     ASSERT_GE(png.size(), 8u) << p;
     EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << p;
     EXPECT_NE(report.find("](" + p + ")"), std::string::npos) << p;

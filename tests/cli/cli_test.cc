@@ -10,62 +10,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli/cli_util.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc.h"
-
-extern char** environ;
 
 namespace quiver {
 namespace {
 
-struct ProcessResult {
-  int code = -1;  // exit code, or 128 + signal
-  std::string out, err;
-};
+using testing::ProcessResult;
+using testing::ReadFile;
+using testing::RunQuiver;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-ProcessResult RunQuiver(const std::vector<std::string>& args, const std::string& dir) {
-  const std::string bin = std::string(QUIVER_BINARY_DIR) + "/quiver";
-  std::vector<char*> argv{const_cast<char*>(bin.c_str())};
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const std::string out = dir + "/stdout", err = dir + "/stderr";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  pid_t pid;
-  ProcessResult r;
-  if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), environ) != 0) {
-    posix_spawn_file_actions_destroy(&fa);
-    return r;
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out);
-  r.err = ReadFile(err);
-  return r;
-}
-
-class CliTest : public ::testing::Test {
+class CliTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/quiver-cli-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { (void)system(("rm -rf " + dir_).c_str()); }
-
   // A small but varied valid IPC file: nulls, strings, a list, a
   // dictionary, two batches.
   std::string WriteValid(ipc::IpcFormat format) {
@@ -99,8 +56,6 @@ class CliTest : public ::testing::Test {
         .write(reinterpret_cast<const char*>(bytes->data()), bytes->size());
     return path;
   }
-
-  std::string dir_;
 };
 
 TEST_F(CliTest, CatPrintsSchemaAndRows) {
