@@ -15,7 +15,29 @@
 #include <string>
 #include <vector>
 
+#include "quiver/columnar/builder.h"
+#include "quiver/columnar/record_batch.h"
+
 namespace quiver::bench {
+
+// Rows [first, first + n) of the thesis's table: a int64 = i, b int8 = i,
+// c uint16 = 7i (wrapping).
+inline RecordBatchPtr MakeThesisBatch(int64_t first, int64_t n) {
+  Int64Builder a;
+  Int8Builder b;
+  UInt16Builder c;
+  (void)a.Reserve(n);
+  (void)b.Reserve(n);
+  (void)c.Reserve(n);
+  for (int64_t i = first; i < first + n; ++i) {
+    a.UnsafeAppend(i);
+    b.UnsafeAppend(static_cast<int8_t>(i));
+    c.UnsafeAppend(static_cast<uint16_t>(i * 7));
+  }
+  auto s = schema({field("a", int64()), field("b", int8()), field("c", uint16())});
+  return RecordBatch::Make(
+      s, n, {a.Finish().ValueOrDie(), b.Finish().ValueOrDie(), c.Finish().ValueOrDie()});
+}
 
 // The quick suite (`quiver bench --quick`) runs the programs with
 // QUIVER_BENCH_QUICK=1: benchmarks with a fixed iteration count then run

@@ -40,21 +40,7 @@ struct Fixture {
  private:
   Fixture() {
     const int64_t n = BenchRows();
-    Int64Builder a;
-    Int8Builder b;
-    UInt16Builder c;
-    (void)a.Reserve(n);
-    (void)b.Reserve(n);
-    (void)c.Reserve(n);
-    for (int64_t i = 0; i < n; ++i) {
-      a.UnsafeAppend(i);
-      b.UnsafeAppend(static_cast<int8_t>(i));
-      c.UnsafeAppend(static_cast<uint16_t>(i * 7));
-    }
-    batch = RecordBatch::FromArrays({"a", "b", "c"},
-                                    {a.Finish().ValueOrDie(), b.Finish().ValueOrDie(),
-                                     c.Finish().ValueOrDie()})
-                .ValueOrDie();
+    batch = bench::MakeThesisBatch(0, n);
     descriptor = control::EncodeDescriptor(*batch, nullptr, &ranges).ValueOrDie();
     for (const auto& r : ranges) {
       lo = std::min(lo, r.address);

@@ -28,20 +28,7 @@ TablePtr MakeThesisTable(int64_t rows) {
   const int64_t chunk = 1 << 24;
   for (int64_t first = 0; first < rows; first += chunk) {
     const int64_t n = std::min(chunk, rows - first);
-    Int64Builder a;
-    Int8Builder b;
-    UInt16Builder c;
-    (void)a.Reserve(n);
-    (void)b.Reserve(n);
-    (void)c.Reserve(n);
-    for (int64_t i = first; i < first + n; ++i) {
-      a.UnsafeAppend(i);
-      b.UnsafeAppend(static_cast<int8_t>(i));
-      c.UnsafeAppend(static_cast<uint16_t>(i * 7));
-    }
-    batches.push_back(RecordBatch::Make(
-        s, n,
-        {a.Finish().ValueOrDie(), b.Finish().ValueOrDie(), c.Finish().ValueOrDie()}));
+    batches.push_back(bench::MakeThesisBatch(first, n));
   }
   return Table::FromRecordBatches(batches, s).ValueOrDie();
 }

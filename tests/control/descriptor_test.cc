@@ -15,23 +15,12 @@
 #include <vector>
 
 #include "common/all_types.h"
+#include "common/status_macros.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc/message.h"
 
 namespace quiver::control {
 namespace {
-
-#define ASSERT_OK(expr)                                       \
-  do {                                                        \
-    ::quiver::Status _st = (expr);                            \
-    ASSERT_TRUE(_st.ok()) << #expr << ": " << _st.ToString(); \
-  } while (false)
-
-#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                       \
-  auto QUIVER_CONCAT(_res_, __LINE__) = (rexpr);                               \
-  ASSERT_TRUE(QUIVER_CONCAT(_res_, __LINE__).ok())                             \
-      << #rexpr << ": " << QUIVER_CONCAT(_res_, __LINE__).status().ToString(); \
-  lhs = std::move(QUIVER_CONCAT(_res_, __LINE__)).MoveValueUnsafe()
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
