@@ -268,6 +268,7 @@ class Ops {
 
   Result<uint8_t*> Allocate(uint64_t size, uint64_t alignment);
   Status Free(uint64_t offset);
+  void FreeBlock(uint32_t i);  // i: a live allocation
   Result<uint8_t*> Reallocate(uint64_t offset, uint64_t new_size, uint64_t alignment);
   // The allocated block starting at `offset`, or an error describing what
   // the pointer refers to.
@@ -434,6 +435,11 @@ Result<uint32_t> Ops::FindAllocated(uint64_t offset) const {
 
 Status Ops::Free(uint64_t offset) {
   QUIVER_ASSIGN_OR_RAISE(uint32_t i, FindAllocated(offset));
+  FreeBlock(i);
+  return Status::OK();
+}
+
+void Ops::FreeBlock(uint32_t i) {
   op_->Touch(i);
   BlockCore& c = d_[i].core;
   m_->used -= c.size;
@@ -444,7 +450,6 @@ Status Ops::Free(uint64_t offset) {
   c.owner_pid = 0;
   CrashPoint("free:marked");
   Coalesce(i);
-  return Status::OK();
 }
 
 Result<uint8_t*> Ops::Reallocate(uint64_t offset, uint64_t new_size, uint64_t alignment) {
@@ -670,11 +675,10 @@ Status RegionAllocator::FreeIf(uint8_t* ptr, const FreeCheck& check) {
   QUIVER_RETURN_NOT_OK(op.Lock());
   Ops ops(meta_, &op, data_);
   const uint64_t off = static_cast<uint64_t>(ptr - data_);
-  if (check) {
-    QUIVER_ASSIGN_OR_RAISE(uint32_t i, ops.FindAllocated(off));
-    QUIVER_RETURN_NOT_OK(check(InfoOf(meta_->descs[i].core, data_)));
-  }
-  return ops.Free(off);
+  QUIVER_ASSIGN_OR_RAISE(uint32_t i, ops.FindAllocated(off));
+  if (check) QUIVER_RETURN_NOT_OK(check(InfoOf(meta_->descs[i].core, data_)));
+  ops.FreeBlock(i);
+  return Status::OK();
 }
 
 AllocatorStats RegionAllocator::Stats() {

@@ -181,7 +181,6 @@ class NodeDaemon final : public rpc::Node::Service {
   void PeerOffline(Peer& peer);
   rpc::NodeStatus OwnStatus();
   void FillTableInfo(const std::string& name, const TableEntry& t, rpc::TableInfo* out);
-  uint64_t OwnFlagsLocked() const { return own_flags_; }
 
   DaemonOptions opt_;
   memory::ClusterConfig config_;
@@ -563,7 +562,6 @@ void NodeDaemon::Heartbeat() {
       rpc::PingReply rep;
       QStatus st = client->Call(&rpc::Node::Stub::Ping, &req, &rep,
                                 std::max(500, opt_.heartbeat_ms * 5), "Ping");
-      std::vector<const ChunkEntry*> resend;
       std::vector<std::pair<std::string, rpc::Chunk>> to_send;
       {
         std::lock_guard<std::mutex> lock(mu_);
