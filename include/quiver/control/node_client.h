@@ -10,9 +10,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
+#include "quiver/control/descriptor.h"
 #include "quiver/memory/cluster_config.h"
 #include "quiver/util/result.h"
 #include "quiver_rpc/node.grpc.pb.h"
@@ -71,6 +73,16 @@ class NodeClient {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<rpc::Node::Stub> stub_;
 };
+
+// Appends `ranges` to a request's repeated Range field.
+void AddRanges(const std::vector<BufferRange>& ranges,
+               google::protobuf::RepeatedPtrField<rpc::Range>* out);
+
+// Non-empty `ranges` grouped by the node whose region holds each; Invalid
+// names the first range that lies in no region (or across two).
+using RangesByNode = std::map<uint32_t, std::vector<BufferRange>>;
+Result<RangesByNode> GroupByOwner(const memory::ClusterConfig& config,
+                                  const std::vector<BufferRange>& ranges);
 
 // The gRPC target of a node: its Unix socket for a process of the same node
 // (when the socket is configured), otherwise its TCP control address.

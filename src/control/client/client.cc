@@ -128,9 +128,7 @@ Status Client::PreWriteFlush(uint64_t address, uint64_t size) {
   for (auto& [id, client] : rpcs_) {
     if (id == node_) continue;  // this node's caches: the flush above
     rpc::FlushRequest req;
-    auto* r = req.add_ranges();
-    r->set_address(address);
-    r->set_length(size);
+    control::AddRanges({{address, size}}, req.mutable_ranges());
     rpc::Empty rep;
     // Not waiting for an unreachable node: a node that is down holds
     // nothing in its caches.
@@ -162,14 +160,11 @@ Result<uint64_t> Client::RemoteReallocate(uint32_t node, uint64_t address,
   // What this process wrote must be in memory before the owner copies it.
   auto* region = map_->region(node);
   if (region == nullptr) return Status::Invalid("no node ", node);
-  QUIVER_ASSIGN_OR_RAISE(auto info, [&]() -> Result<uint64_t> {
-    // The old size is not known here; write back up to the new size or the
-    // region's end, whichever is smaller (writing back clean lines is cheap).
-    uint64_t end = reinterpret_cast<uint64_t>(region->base()) + region->size();
-    return std::min(new_size, end - address);
-  }());
-  QUIVER_RETURN_NOT_OK(
-      coherence::FlushRange(reinterpret_cast<const void*>(address), info));
+  // The old size is not known here: write back up to the new size or the
+  // region's end, whichever is smaller (writing back clean lines is cheap).
+  const uint64_t end = reinterpret_cast<uint64_t>(region->base()) + region->size();
+  QUIVER_RETURN_NOT_OK(coherence::FlushRange(reinterpret_cast<const void*>(address),
+                                             std::min(new_size, end - address)));
   rpc::ReallocRequest req;
   req.set_address(address);
   req.set_new_size(new_size);
@@ -190,17 +185,11 @@ Status Client::RemoteFree(uint32_t node, uint64_t address) {
 }
 
 Status Client::SealRanges(const std::vector<BufferRange>& ranges, bool remote_too) {
-  std::map<uint32_t, std::vector<BufferRange>> by_owner;
-  for (const auto& r : ranges) {
-    if (r.length == 0) continue;
-    const auto* n = config().NodeOfAddress(r.address, r.length);
-    if (n == nullptr) {
-      return Status::Invalid("buffer [", Hex(r.address), ", +", r.length,
-                             ") is not in cluster memory; build it with a pool of "
-                             "quiver::Client");
-    }
-    by_owner[n->id].push_back(r);
+  auto grouped = control::GroupByOwner(config(), ranges);
+  if (!grouped.ok()) {
+    return grouped.status().WithContext("sealing: build with a pool of quiver::Client");
   }
+  const control::RangesByNode& by_owner = *grouped;
   for (auto& [owner, list] : by_owner) {
     if (owner == node_) {
       auto* alloc = map_->local_region()->allocator();
@@ -225,11 +214,7 @@ Status Client::SealRanges(const std::vector<BufferRange>& ranges, bool remote_to
           coherence::FlushRange(reinterpret_cast<const void*>(r.address), r.length));
     }
     rpc::SealRequest req;
-    for (const auto& r : list) {
-      auto* x = req.add_ranges();
-      x->set_address(r.address);
-      x->set_length(r.length);
-    }
+    control::AddRanges(list, req.mutable_ranges());
     rpc::Empty rep;
     QUIVER_RETURN_NOT_OK(rpc(owner)->Call(&rpc::Node::Stub::Seal, &req, &rep,
                                           options_.call_timeout_ms, "Seal"));

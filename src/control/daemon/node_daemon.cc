@@ -880,11 +880,7 @@ grpc::Status NodeDaemon::Publish(grpc::ServerContext* ctx, const rpc::PublishReq
   if (!req->forwarded()) {
     // The publisher's daemon: every buffer must lie in one live sealed
     // allocation at its owner.
-    std::map<uint32_t, std::vector<BufferRange>> by_owner;
-    for (const auto& r : entry.ranges) {
-      if (r.length == 0) continue;
-      by_owner[config_.NodeOfAddress(r.address, r.length)->id].push_back(r);
-    }
+    RPC_ASSIGN_OR_RETURN(RangesByNode by_owner, GroupByOwner(config_, entry.ranges));
     entry.chunk.clear_owners();
     for (auto& [owner, ranges] : by_owner) {
       entry.chunk.add_owners(owner);
@@ -898,11 +894,7 @@ grpc::Status NodeDaemon::Publish(grpc::ServerContext* ctx, const rpc::PublishReq
       }
       rpc::SealRequest check;
       check.set_check_only(true);
-      for (const auto& r : ranges) {
-        auto* x = check.add_ranges();
-        x->set_address(r.address);
-        x->set_length(r.length);
-      }
+      AddRanges(ranges, check.mutable_ranges());
       rpc::Empty e;
       RPC_RETURN_NOT_OK(client->Call(&rpc::Node::Stub::Seal, &check, &e, kPeerCallMs,
                                      "checking buffers are sealed"));
@@ -1056,17 +1048,16 @@ grpc::Status NodeDaemon::Get(grpc::ServerContext* ctx, const rpc::GetRequest* re
   ReaderPin pin;
   pin.pid = req->caller().node() == opt_.node ? req->caller().pid() : 0;
   pin.name = req->name();
-  for (const auto& c : chunks) {
-    for (const auto& r : c.ranges) {
-      if (r.length == 0) continue;
-      pin.by_owner[config_.NodeOfAddress(r.address, r.length)->id].push_back(r);
-    }
-  }
-  QStatus failure;
-  std::vector<uint32_t> pinned;
+  std::vector<BufferRange> all;
+  for (const auto& c : chunks) all.insert(all.end(), c.ranges.begin(), c.ranges.end());
+  RPC_ASSIGN_OR_RETURN(pin.by_owner, GroupByOwner(config_, all));
+  // Pin at every owner; on a failure, release what was pinned so far.
+  ReaderPin done = pin;
+  done.by_owner.clear();
   for (auto& [owner, ranges] : pin.by_owner) {
+    QStatus st;
     if (owner == opt_.node) {
-      failure = PinLocal(opt_.node, pin_id, ranges);
+      st = PinLocal(opt_.node, pin_id, ranges);
     } else {
       NodeClient* client;
       {
@@ -1075,28 +1066,15 @@ grpc::Status NodeDaemon::Get(grpc::ServerContext* ctx, const rpc::GetRequest* re
       }
       rpc::PinRequest p;
       p.set_pin(pin_id);
-      for (const auto& r : ranges) {
-        auto* x = p.add_ranges();
-        x->set_address(r.address);
-        x->set_length(r.length);
-      }
+      AddRanges(ranges, p.mutable_ranges());
       rpc::Empty e;
-      failure = client->Call(&rpc::Node::Stub::Pin, &p, &e, kPeerCallMs, "Pin");
+      st = client->Call(&rpc::Node::Stub::Pin, &p, &e, kPeerCallMs, "Pin");
     }
-    if (!failure.ok()) break;
-    pinned.push_back(owner);
-  }
-  if (!failure.ok()) {
-    ReaderPin undo = pin;
-    for (auto it = undo.by_owner.begin(); it != undo.by_owner.end();) {
-      if (std::find(pinned.begin(), pinned.end(), it->first) == pinned.end()) {
-        it = undo.by_owner.erase(it);
-      } else {
-        ++it;
-      }
+    if (!st.ok()) {
+      ReleaseReaderPin(pin_id, std::move(done));
+      return ToGrpcStatus(st.WithContext("pinning table '" + req->name() + "'"));
     }
-    ReleaseReaderPin(pin_id, std::move(undo));
-    return ToGrpcStatus(failure.WithContext("pinning table '" + req->name() + "'"));
+    done.by_owner[owner] = ranges;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -125,6 +125,30 @@ Status NodeClient::Check(const grpc::Status& status, const char* what) const {
                                     std::to_string(target_node_) + " (" + target_ + ")");
 }
 
+void AddRanges(const std::vector<BufferRange>& ranges,
+               google::protobuf::RepeatedPtrField<rpc::Range>* out) {
+  for (const auto& r : ranges) {
+    auto* x = out->Add();
+    x->set_address(r.address);
+    x->set_length(r.length);
+  }
+}
+
+Result<RangesByNode> GroupByOwner(const memory::ClusterConfig& config,
+                                  const std::vector<BufferRange>& ranges) {
+  RangesByNode out;
+  for (const auto& r : ranges) {
+    if (r.length == 0) continue;
+    const auto* n = config.NodeOfAddress(r.address, r.length);
+    if (n == nullptr) {
+      return Status::Invalid("buffer [", util::Hex(r.address), ", +", r.length,
+                             ") is not inside one region of the cluster");
+    }
+    out[n->id].push_back(r);
+  }
+  return out;
+}
+
 std::string NodeTarget(const memory::NodeConfig& node, bool same_node) {
   if (same_node && !node.socket.empty()) return "unix:" + node.socket;
   return node.control;
