@@ -11,19 +11,9 @@
 //     that went down are reported lost.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <set>
 #include <string>
-#include <thread>
 #include <vector>
-
-#include "quiver/control/node_client.h"
-#include "quiver/memory/region.h"
 
 namespace quiver::control {
 
@@ -37,8 +27,6 @@ struct DaemonOptions {
   bool remove_region_on_exit = false;
   std::vector<int> cpus;  // CPU affinity (empty: any CPU)
 };
-
-class NodeDaemon;
 
 // Runs a daemon until SIGTERM/SIGINT. Returns the process exit code.
 int RunDaemon(const DaemonOptions& options);

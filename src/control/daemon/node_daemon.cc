@@ -8,16 +8,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "control/object_tag.h"
 #include "quiver/coherence/flush.h"
 #include "quiver/columnar/ipc/reader.h"
 #include "quiver/control/descriptor.h"
+#include "quiver/control/node_client.h"
+#include "quiver/memory/region.h"
 #include "quiver/memory/region_pool.h"
 
 namespace quiver::control {
