@@ -3,12 +3,16 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -44,6 +48,35 @@ const NodeConfig* ClusterConfig::NodeOfAddress(uint64_t addr, uint64_t len) cons
     if (n.Contains(addr, len)) return &n;
   }
   return nullptr;
+}
+
+uint64_t QuotaSpec::Resolve(uint64_t data_size) const {
+  if (bytes != 0) return bytes;
+  if (!(fraction > 0)) return 0;
+  if (fraction >= 1) return data_size;
+  // long double keeps every byte of a 64-bit size exact enough to floor.
+  return static_cast<uint64_t>(static_cast<long double>(data_size) * fraction);
+}
+
+namespace {
+// "50%" -> 0.5. In long double, where fraction * 100 of any double is exact,
+// so ToString can always find a text that parses back to the same fraction.
+double PercentToFraction(const char* text, char** end) {
+  return static_cast<double>(std::strtold(text, end) / 100);
+}
+}  // namespace
+
+std::string QuotaSpec::ToString() const {
+  if (bytes != 0) return std::to_string(bytes);
+  // The shortest text that parses back to the same fraction ("29%", not
+  // "28.9999999999999991%"), so ToToml round-trips.
+  char buf[64];
+  for (int precision = 15; precision <= 21; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*Lg", precision,
+                  static_cast<long double>(fraction) * 100);
+    if (PercentToFraction(buf, nullptr) == fraction) break;
+  }
+  return std::string(buf) + "%";
 }
 
 Result<uint64_t> ParseByteSize(std::string_view text) {
@@ -96,6 +129,78 @@ std::string Hex(uint64_t v) {
   std::ostringstream ss;
   ss << "0x" << std::hex << v;
   return ss.str();
+}
+
+Status IdTooLarge(std::string_view where, uint64_t id) {
+  return Status::Invalid(where, ".id ", id, " is larger than ", kMaxNodeId, " (",
+                         kMaxNodeId + 1,
+                         " is reserved: allocation tags store the id + 1 in 16 bits)");
+}
+
+// What kind of file `mode` describes, for errors.
+const char* FileTypeName(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "of an unknown type";
+}
+
+// "host:port" or "[ipv6]:port": a non-empty host and a port in 1..65535.
+// Checked here so a typo fails when the file is loaded, not at the first
+// connection to that node.
+Status CheckHostPort(const std::string& control, const std::string& where) {
+  const std::string what = where + ".control '" + control + "'";
+  std::string_view sv = control, host, port;
+  if (!sv.empty() && sv.front() == '[') {
+    const size_t close = sv.find(']');
+    if (close == std::string_view::npos || sv.substr(close + 1, 1) != ":") {
+      return Status::Invalid(what, " must be [address]:port for an IPv6 address");
+    }
+    host = sv.substr(1, close - 1);
+    port = sv.substr(close + 2);
+  } else {
+    const size_t colon = sv.rfind(':');
+    if (colon == std::string_view::npos) {
+      return Status::Invalid(what, " must be host:port");
+    }
+    host = sv.substr(0, colon);
+    port = sv.substr(colon + 1);
+    if (host.find(':') != std::string_view::npos) {
+      return Status::Invalid(what,
+                             ": an IPv6 address must be in brackets, as in [::1]:", port);
+    }
+  }
+  if (host.empty()) return Status::Invalid(what, ": the host is empty");
+  const bool digits = !port.empty() && std::all_of(port.begin(), port.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c));
+  });
+  if (!digits) {
+    return Status::Invalid(what, ": port '", port, "' is not a decimal number");
+  }
+  const unsigned long value = port.size() > 5 ? 0 : std::stoul(std::string(port));
+  if (value < 1 || value > 65535) {
+    return Status::Invalid(what, ": port ", port, " is not in 1..65535");
+  }
+  return Status::OK();
+}
+
+// A daemon binds its Unix socket at this path: it must not depend on the
+// working directory and must fit in sockaddr_un.
+Status CheckSocketPath(const std::string& socket, const std::string& where) {
+  if (socket.empty()) return Status::OK();  // a config built in code, no local clients
+  if (socket.front() != '/') {
+    return Status::Invalid(where, ".socket '", socket, "' must be an absolute path");
+  }
+  constexpr size_t kSunPath = sizeof(sockaddr_un::sun_path);
+  if (socket.size() >= kSunPath) {
+    return Status::Invalid(where, ".socket '", socket, "' has ", socket.size(),
+                           " bytes; a Unix socket path must be shorter than ", kSunPath);
+  }
+  return Status::OK();
 }
 
 // Reads an unsigned integer that TOML may hold as an integer or a string
@@ -156,7 +261,7 @@ Result<NodeConfig> ParseNode(const toml::table& t, size_t index) {
   const toml::node* id = t.get("id");
   if (id == nullptr) return Status::Invalid(where, ".id is missing");
   QUIVER_ASSIGN_OR_RAISE(uint64_t idv, ReadU64(*id, where + ".id", false));
-  if (idv > 0xFFFF) return Status::Invalid(where, ".id ", idv, " is larger than 65535");
+  if (idv > kMaxNodeId) return IdTooLarge(where, idv);
   n.id = static_cast<uint32_t>(idv);
   where = "node " + std::to_string(n.id);
   QUIVER_ASSIGN_OR_RAISE(n.control, ReadString(t, "control", where, true));
@@ -182,6 +287,135 @@ Result<NodeConfig> ParseNode(const toml::table& t, size_t index) {
   return n;
 }
 
+// ---------------------------------------------------------------------------
+// [limits]
+
+constexpr uint64_t kMaxRate = 1000000000;  // allocations per second
+constexpr uint64_t kMaxCount = 1000000;    // sessions, connections, parked calls
+constexpr uint64_t kMaxMillis = 3600000;   // one hour
+
+// Calls fn(key, member) for every quota of ClusterLimits.
+template <typename Fn>
+void VisitQuotas(Fn&& fn) {
+  fn("session_quota", &ClusterLimits::session_quota);
+  fn("node_quota", &ClusterLimits::node_quota);
+  fn("max_malloc", &ClusterLimits::max_malloc);
+}
+
+// Calls fn(key, member, min, max) for every integer limit of ClusterLimits.
+template <typename Fn>
+void VisitCounts(Fn&& fn) {
+  fn("malloc_rate", &ClusterLimits::malloc_rate, 1, kMaxRate);
+  fn("node_malloc_rate", &ClusterLimits::node_malloc_rate, 1, kMaxRate);
+  fn("max_sessions_per_node", &ClusterLimits::max_sessions_per_node, 1, kMaxCount);
+  fn("max_connections", &ClusterLimits::max_connections, 1, kMaxCount);
+  fn("max_waiting_calls", &ClusterLimits::max_waiting_calls, 1, kMaxCount);
+  fn("session_lease_ms", &ClusterLimits::session_lease_ms, 100, kMaxMillis);
+  fn("restart_grace_ms", &ClusterLimits::restart_grace_ms, 0, kMaxMillis);
+}
+
+Status CheckRange(const std::string& what, uint64_t v, uint64_t lo, uint64_t hi) {
+  if (v < lo || v > hi) return Status::Invalid(what, " ", v, " is not in ", lo, "..", hi);
+  return Status::OK();
+}
+
+Status CheckQuota(const std::string& what, const QuotaSpec& q) {
+  if (q.bytes == 0 && !(q.fraction > 0 && q.fraction <= 1)) {
+    return Status::Invalid(what, " is a fraction ", q.fraction,
+                           " of the data area; it must be in (0, 1]");
+  }
+  return Status::OK();
+}
+
+// "50%", "4GiB", "4294967296" or 4294967296.
+Result<QuotaSpec> ParseQuota(const toml::node& node, const std::string& what) {
+  QuotaSpec q;
+  if (node.is_integer()) {
+    QUIVER_ASSIGN_OR_RAISE(q.bytes, ReadU64(node, what, false));
+  } else if (auto s = node.value<std::string>()) {
+    std::string text = *s;
+    text.erase(std::remove(text.begin(), text.end(), ' '), text.end());
+    if (!text.empty() && text.back() == '%') {
+      text.pop_back();
+      char* end = nullptr;
+      errno = 0;
+      q.fraction = PercentToFraction(text.c_str(), &end);
+      if (text.empty() || errno != 0 || *end != '\0' || !std::isfinite(q.fraction)) {
+        return Status::Invalid(what, " '", *s, "' is not a percentage");
+      }
+      if (!(q.fraction > 0 && q.fraction <= 1)) {
+        return Status::Invalid(what, " '", *s, "': a percentage must be in (0, 100]");
+      }
+      return q;
+    }
+    auto bytes = ParseByteSize(text);
+    if (!bytes.ok()) return bytes.status().WithContext(what);
+    q.bytes = *bytes;
+  } else {
+    return Status::Invalid(what,
+                           " must be a percentage such as \"50%\", a size such as "
+                           "\"4GiB\", or a byte count");
+  }
+  if (q.bytes == 0) return Status::Invalid(what, " must not be 0 bytes");
+  return q;
+}
+
+Status ParseLimits(const toml::table& t, ClusterLimits* limits) {
+  std::set<std::string> keys;
+  VisitQuotas([&](const char* key, auto) { keys.insert(key); });
+  VisitCounts([&](const char* key, auto, uint64_t, uint64_t) { keys.insert(key); });
+  QUIVER_RETURN_NOT_OK(CheckKeys(t, keys, "limits"));
+  Status st;
+  VisitQuotas([&](const char* key, auto member) {
+    const toml::node* n = t.get(key);
+    if (!st.ok() || n == nullptr) return;
+    auto q = ParseQuota(*n, std::string("limits.") + key);
+    if (q.ok()) limits->*member = *q;
+    st = q.status();
+  });
+  VisitCounts([&](const char* key, auto member, uint64_t lo, uint64_t hi) {
+    const toml::node* n = t.get(key);
+    if (!st.ok() || n == nullptr) return;
+    const std::string what = std::string("limits.") + key;
+    auto v = ReadU64(*n, what, false);
+    st = v.ok() ? CheckRange(what, *v, lo, hi) : v.status();
+    // In range, so it fits the member's type.
+    if (st.ok()) {
+      limits->*member = static_cast<std::decay_t<decltype(limits->*member)>>(*v);
+    }
+  });
+  return st;
+}
+
+Status ValidateLimits(const ClusterLimits& limits) {
+  Status st;
+  VisitQuotas([&](const char* key, auto member) {
+    if (st.ok()) st = CheckQuota(std::string("limits.") + key, limits.*member);
+  });
+  VisitCounts([&](const char* key, auto member, uint64_t lo, uint64_t hi) {
+    if (st.ok()) st = CheckRange(std::string("limits.") + key, limits.*member, lo, hi);
+  });
+  return st;
+}
+
+// The [limits] table with the values that differ from the defaults, or
+// nothing when none does.
+std::string LimitsToToml(const ClusterLimits& limits) {
+  const ClusterLimits defaults;
+  if (limits == defaults) return "";
+  std::ostringstream ss;
+  ss << "\n[limits]\n";
+  VisitQuotas([&](const char* key, auto member) {
+    if (limits.*member != defaults.*member) {
+      ss << key << " = \"" << (limits.*member).ToString() << "\"\n";
+    }
+  });
+  VisitCounts([&](const char* key, auto member, uint64_t, uint64_t) {
+    if (limits.*member != defaults.*member) ss << key << " = " << limits.*member << "\n";
+  });
+  return ss.str();
+}
+
 void FillDefaults(ClusterConfig* c) {
   if (c->granule == 0) c->granule = PlatformCacheLineSize();
   for (auto& n : c->nodes) {
@@ -198,9 +432,9 @@ Status ValidateNode(const ClusterConfig& c, const NodeConfig& n) {
   const std::string where = "node " + std::to_string(n.id);
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   const uint64_t align = n.backing == BackingKind::kDevice ? kDeviceDaxAlignment : page;
-  if (n.control.empty() || n.control.find(':') == std::string::npos) {
-    return Status::Invalid(where, ".control '", n.control, "' must be host:port");
-  }
+  if (n.id > kMaxNodeId) return IdTooLarge(where, n.id);
+  QUIVER_RETURN_NOT_OK(CheckHostPort(n.control, where));
+  QUIVER_RETURN_NOT_OK(CheckSocketPath(n.socket, where));
   if (n.base % align != 0) {
     return Status::Invalid(where, ".base ", Hex(n.base), " is not aligned to ", align,
                            " bytes",
@@ -230,10 +464,17 @@ Status ValidateNode(const ClusterConfig& c, const NodeConfig& n) {
   if (n.backing == BackingKind::kDevice) {
     if (n.path.empty())
       return Status::Invalid(where, ".path is required for a device backing");
-    int fd = ::open(n.path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO at the path must fail below, not hang the load.
+    int fd = ::open(n.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return Status::FromErrno(errno, where + ".path '" + n.path + "'");
     struct stat st;
     int rc = fstat(fd, &st);
+    if (rc == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+      ::close(fd);
+      return Status::Invalid(where, ".path '", n.path, "' is ", FileTypeName(st.st_mode),
+                             "; a device backing must be a character or block device "
+                             "or a regular file");
+    }
     uint64_t dev_size = 0;
     if (rc == 0 && S_ISREG(st.st_mode)) dev_size = static_cast<uint64_t>(st.st_size);
     if (rc == 0 && S_ISCHR(st.st_mode)) {
@@ -264,7 +505,7 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
                              "' may contain only letters, digits, '-', '_' and '.'");
     }
   }
-  if (c.token.empty()) return Status::Invalid("cluster.token must not be empty");
+  QUIVER_RETURN_NOT_OK(ValidateLimits(c.limits));
   if (!IsPowerOfTwo(c.granule) || c.granule > (2u << 20)) {
     return Status::Invalid("cluster.granule ", c.granule,
                            " must be a power of two no larger than 2 MiB");
@@ -310,16 +551,23 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view text, std::string_view
     return Status::Invalid(origin, ":", src.begin.line, ":", src.begin.column, ": ",
                            e.description());
   }
-  QUIVER_RETURN_NOT_OK(CheckKeys(root, {"cluster", "node"}, origin));
+  QUIVER_RETURN_NOT_OK(CheckKeys(root, {"cluster", "limits", "node"}, origin));
   const toml::table* cluster = root["cluster"].as_table();
   if (cluster == nullptr) return Status::Invalid(origin, ": [cluster] table is missing");
-  QUIVER_RETURN_NOT_OK(CheckKeys(*cluster, {"name", "token", "granule"}, "cluster"));
+  QUIVER_RETURN_NOT_OK(
+      CheckKeys(*cluster, {"name", "token", "credentials", "granule"}, "cluster"));
   ClusterConfig c;
   QUIVER_ASSIGN_OR_RAISE(c.name, ReadString(*cluster, "name", "cluster", true));
-  QUIVER_ASSIGN_OR_RAISE(c.token, ReadString(*cluster, "token", "cluster", true));
+  QUIVER_ASSIGN_OR_RAISE(c.token, ReadString(*cluster, "token", "cluster", false));
+  QUIVER_ASSIGN_OR_RAISE(c.credentials,
+                         ReadString(*cluster, "credentials", "cluster", false));
   if (const toml::node* g = cluster->get("granule")) {
     QUIVER_ASSIGN_OR_RAISE(c.granule, ReadU64(*g, "cluster.granule", true));
     if (c.granule == 0) return Status::Invalid("cluster.granule must not be 0");
+  }
+  if (const toml::node* limits = root.get("limits")) {
+    if (!limits->is_table()) return Status::Invalid(origin, ": limits must be a table");
+    QUIVER_RETURN_NOT_OK(ParseLimits(*limits->as_table(), &c.limits));
   }
   const toml::array* nodes = root["node"].as_array();
   if (nodes == nullptr) return Status::Invalid(origin, ": no [[node]] entries");
@@ -334,13 +582,72 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view text, std::string_view
   return c;
 }
 
+namespace {
+
+// Reads a config file without trusting what is at the path: a FIFO or a
+// device would block or never end, so only a regular file of bounded size
+// is read. O_NONBLOCK makes opening a FIFO return at once.
+Result<std::string> ReadConfigFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return Status::FromErrno(errno, "cannot open cluster config '" + path + "'");
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    return Status::FromErrno(errno, "cannot stat cluster config '" + path + "'");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Invalid("cluster config '", path, "' is not a regular file (it is ",
+                           FileTypeName(st.st_mode), ")");
+  }
+  const std::string too_big = "cluster config '" + path + "' is larger than " +
+                              std::to_string(kMaxConfigFileBytes) + " bytes";
+  if (static_cast<uint64_t>(st.st_size) > kMaxConfigFileBytes) {
+    return Status::Invalid(too_big, " (", st.st_size, " bytes)");
+  }
+  // The file may grow after fstat: the limit holds for what is read too.
+  std::string text;
+  char chunk[16384];
+  while (true) {
+    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return Status::FromErrno(errno, "cannot read cluster config '" + path + "'");
+    }
+    if (n == 0) return text;
+    text.append(chunk, static_cast<size_t>(n));
+    if (text.size() > kMaxConfigFileBytes) return Status::Invalid(too_big);
+  }
+}
+
+// `relative` against the folder of the file `path`, made absolute so it
+// stays right if the process changes its working directory.
+Result<std::string> ResolveNextTo(const std::string& path, const std::string& relative) {
+  namespace fs = std::filesystem;
+  fs::path folder = fs::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  fs::path resolved = fs::absolute(folder / relative, ec);
+  if (ec) {
+    return Status::IOError("cannot resolve cluster.credentials '", relative,
+                           "' against '", folder.string(), "': ", ec.message());
+  }
+  return resolved.lexically_normal().string();
+}
+
+}  // namespace
+
 Result<ClusterConfig> LoadClusterConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot open cluster config '", path, "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read cluster config '", path, "'");
-  return ParseClusterConfig(ss.str(), path);
+  QUIVER_ASSIGN_OR_RAISE(std::string text, ReadConfigFile(path));
+  QUIVER_ASSIGN_OR_RAISE(ClusterConfig c, ParseClusterConfig(text, path));
+  if (!c.credentials.empty() && c.credentials.front() != '/') {
+    QUIVER_ASSIGN_OR_RAISE(c.credentials, ResolveNextTo(path, c.credentials));
+  }
+  return c;
 }
 
 namespace {
@@ -357,8 +664,10 @@ std::string Quote(const std::string& s) {
 
 std::string ClusterConfig::ToToml() const {
   std::ostringstream ss;
-  ss << "[cluster]\nname = " << Quote(name) << "\ntoken = " << Quote(token)
-     << "\ngranule = " << granule << "\n";
+  ss << "[cluster]\nname = " << Quote(name) << "\n";
+  if (!token.empty()) ss << "token = " << Quote(token) << "\n";
+  if (!credentials.empty()) ss << "credentials = " << Quote(credentials) << "\n";
+  ss << "granule = " << granule << "\n" << LimitsToToml(limits);
   for (const auto& n : nodes) {
     ss << "\n[[node]]\nid = " << n.id << "\ncontrol = " << Quote(n.control)
        << "\nsocket = " << Quote(n.socket) << "\nbase = " << Quote(Hex(n.base))

@@ -81,6 +81,168 @@ Status CheckHeader(const RegionHeader& h, const ClusterConfig& cluster,
   return Status::OK();
 }
 
+// What kind of file `mode` describes, for errors.
+const char* FileTypeName(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "of an unknown type";
+}
+
+std::string BackingName(const NodeConfig& node) {
+  return "node " + std::to_string(node.id) + "'s backing '" + node.path + "'";
+}
+
+constexpr const char* kRemoveIt = "; remove it or choose another path";
+
+// Flags for opening a backing that already exists. A shm file must be the
+// file itself, never what a symlink planted at the path points to; a device
+// path may be a udev symlink. O_NONBLOCK: a FIFO at the path must not hang.
+int ExistingBackingFlags(const NodeConfig& node) {
+  const int flags = O_RDWR | O_CLOEXEC | O_NONBLOCK;
+  return node.backing == BackingKind::kDevice ? flags : flags | O_NOFOLLOW;
+}
+
+// Whether a backing of this kind may be a file of type `mode`.
+bool AcceptedType(const NodeConfig& node, mode_t mode) {
+  if (node.backing != BackingKind::kDevice) return S_ISREG(mode);
+  return S_ISCHR(mode) || S_ISBLK(mode) || S_ISREG(mode);
+}
+
+Status WrongType(const NodeConfig& node, mode_t mode) {
+  if (node.backing == BackingKind::kDevice) {
+    return Status::Invalid(BackingName(node), " is ", FileTypeName(mode),
+                           "; a device backing must be a character or block device or a "
+                           "regular file");
+  }
+  return Status::Invalid(BackingName(node), " is ", FileTypeName(mode),
+                         ", not a regular file", kRemoveIt);
+}
+
+// Explains why opening the backing failed with `err`.
+Status OpenError(const NodeConfig& node, int err) {
+  struct stat st;
+  if (err == ELOOP && lstat(node.path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    return Status::PermissionDenied(
+        BackingName(node), " is a symbolic link; refusing to follow it", kRemoveIt);
+  }
+  // EISDIR, ENXIO (a socket), ...: say what is there.
+  if (err != ENOENT && stat(node.path.c_str(), &st) == 0 &&
+      !AcceptedType(node, st.st_mode)) {
+    return WrongType(node, st.st_mode);
+  }
+  return Status::FromErrno(err, "opening " + BackingName(node));
+}
+
+// Checks what was opened at a backing path before anything is mapped.
+// Every process requires a shm file to be a regular file of this user: a
+// file of another user would give that user the region. `adopting` (an
+// owner reusing an existing file) also requires mode 0600 and one link, so
+// nobody else can hold it open or reach it under another name.
+Status CheckOpenedBacking(const NodeConfig& node, int fd, bool adopting) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return Status::FromErrno(errno, "fstat " + BackingName(node));
+  if (!AcceptedType(node, st.st_mode)) return WrongType(node, st.st_mode);
+  if (node.backing == BackingKind::kDevice) return Status::OK();
+  const std::string what = BackingName(node);
+  if (st.st_uid != geteuid()) {
+    return Status::PermissionDenied(what, " is owned by uid ", st.st_uid,
+                                    ", not by this user (uid ", geteuid(), ")",
+                                    kRemoveIt);
+  }
+  if (!adopting) return Status::OK();
+  if ((st.st_mode & 07777) != 0600) {
+    char mode[16];
+    std::snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
+    return Status::PermissionDenied(what, " has mode ", mode,
+                                    "; a region backing must be 0600", kRemoveIt);
+  }
+  if (st.st_nlink != 1) {
+    return Status::PermissionDenied(what, " has ", st.st_nlink,
+                                    " hard links; a region backing must have exactly one",
+                                    kRemoveIt);
+  }
+  return Status::OK();
+}
+
+// Opens the backing of a process that never creates it (kRemote,
+// kOwnerAttach), waiting up to `deadline` for it to appear. `*fd` is set
+// whenever something was opened, also on failure: the caller closes it.
+Status OpenExistingBacking(const NodeConfig& node,
+                           std::chrono::steady_clock::time_point deadline, int* fd) {
+  while ((*fd = ::open(node.path.c_str(), ExistingBackingFlags(node))) < 0) {
+    if (errno != ENOENT || std::chrono::steady_clock::now() >= deadline) {
+      return OpenError(node, errno);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return CheckOpenedBacking(node, *fd, /*adopting=*/false);
+}
+
+// The owner's open (kOwnerCreate): creates the file exclusively, or opens
+// an existing one that passes CheckOpenedBacking's adoption rules; the
+// caller then checks its header. `*fd` as for OpenExistingBacking.
+Status OpenOwnBacking(const NodeConfig& node, int* fd, bool* created) {
+  *created = false;
+  if (node.backing == BackingKind::kDevice) {
+    return OpenExistingBacking(node, std::chrono::steady_clock::now(), fd);
+  }
+  // A file removed between the two opens is created on the next round.
+  for (int attempt = 0;; ++attempt) {
+    *fd = ::open(node.path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                 0600);
+    if (*fd >= 0) {
+      *created = true;
+      // The umask may have cleared bits of 0600; the file is new and ours.
+      if (fchmod(*fd, 0600) != 0) return Status::FromErrno(errno, "fchmod " + node.path);
+      return Status::OK();
+    }
+    if (errno != EEXIST) return OpenError(node, errno);
+    *fd = ::open(node.path.c_str(), ExistingBackingFlags(node));
+    if (*fd >= 0) return CheckOpenedBacking(node, *fd, /*adopting=*/true);
+    if (errno != ENOENT || attempt == 3) return OpenError(node, errno);
+  }
+}
+
+// The header an owner writes when it formats a region: everything but the
+// magic (written last) and the owner fields.
+RegionHeader InitialHeader(const ClusterConfig& cluster, const NodeConfig& node,
+                           const RegionLayout& layout) {
+  RegionHeader h;
+  std::memset(static_cast<void*>(&h), 0, sizeof(h));
+  h.version = kRegionVersion;
+  h.header_size = sizeof(RegionHeader);
+  std::snprintf(h.cluster, sizeof(h.cluster), "%s", cluster.name.c_str());
+  h.node_id = node.id;
+  h.backing = static_cast<uint32_t>(node.backing);
+  h.base = node.base;
+  h.size = node.size;
+  h.granule = cluster.granule;
+  h.metadata_offset = layout.metadata_offset;
+  h.metadata_size = layout.metadata_size;
+  h.data_offset = layout.data_offset;
+  h.data_size = layout.data_size;
+  h.created_unix_ns = NowUnixNs();
+  h.state = static_cast<uint32_t>(RegionState::kInitializing);
+  return h;
+}
+
+// A header without magic that an owner of this cluster and node was writing
+// when it died: the file was a region being formatted, so formatting it
+// again destroys nothing of anyone else.
+bool IsInterruptedFormat(const RegionHeader& h, const ClusterConfig& cluster,
+                         const NodeConfig& node) {
+  return h.magic == 0 && h.version == kRegionVersion &&
+         h.header_size == sizeof(RegionHeader) &&
+         std::string(h.cluster, strnlen(h.cluster, sizeof(h.cluster))) == cluster.name &&
+         h.node_id == node.id &&
+         h.state == static_cast<uint32_t>(RegionState::kInitializing);
+}
+
 Status ReadHeader(int fd, RegionHeader* h) {
   ssize_t n = pread(fd, h, sizeof(*h), 0);
   if (n < 0) return Status::FromErrno(errno, "reading the region header");
@@ -187,12 +349,9 @@ Status RegionMapping::MapOwner(const ClusterConfig& cluster, const NodeConfig& n
                                const RegionOptions& options) {
   const bool create = options.role == RegionRole::kOwnerCreate;
   const bool device = node.backing == BackingKind::kDevice;
-  int flags = O_RDWR | O_CLOEXEC | (create && !device ? O_CREAT : 0);
-  fd_ = ::open(node.path.c_str(), flags, 0600);
-  if (fd_ < 0) {
-    return Status::FromErrno(errno, "opening node " + std::to_string(node.id) +
-                                        "'s backing '" + node.path + "'");
-  }
+  bool created = false;
+  QUIVER_RETURN_NOT_OK(create ? OpenOwnBacking(node, &fd_, &created)
+                              : OpenExistingBacking(node, /*deadline=*/{}, &fd_));
   const RegionLayout layout = ComputeRegionLayout(node.size, cluster.granule);
   data_offset_ = layout.data_offset;
   data_size_ = layout.data_size;
@@ -210,7 +369,7 @@ Status RegionMapping::MapOwner(const ClusterConfig& cluster, const NodeConfig& n
   if (fstat(fd_, &st) != 0) return Status::FromErrno(errno, "fstat " + node.path);
   RegionHeader old{};
   QUIVER_RETURN_NOT_OK(ReadHeader(fd_, &old));
-  bool fresh = old.magic == 0;
+  const bool fresh = old.magic == 0;
   if (!fresh) {
     QUIVER_RETURN_NOT_OK(CheckHeader(old, cluster, node, node.path));
     if (OwnerAlive(old) && old.owner_pid != static_cast<int32_t>(getpid())) {
@@ -218,9 +377,22 @@ Status RegionMapping::MapOwner(const ClusterConfig& cluster, const NodeConfig& n
                                    "' is in use by its owner, pid ", old.owner_pid);
     }
     took_over_ = true;
+  } else if (!device && !created && st.st_size != 0 &&
+             !IsInterruptedFormat(old, cluster, node)) {
+    // Our own file, but not one we made: never overwrite its bytes.
+    return Status::FailedPrecondition(BackingName(node), " holds ", st.st_size,
+                                      " bytes but no Quiver region header; refusing to "
+                                      "overwrite it",
+                                      kRemoveIt);
   }
+  const RegionHeader initial = InitialHeader(cluster, node, layout);
   if (!device) {
-    if (fchmod(fd_, 0600) != 0) return Status::FromErrno(errno, "fchmod " + node.path);
+    // Mark the file as a region being formatted before it grows, so a
+    // crash from here on leaves a file a restarted owner recognises.
+    if (fresh && pwrite(fd_, &initial, sizeof(initial), 0) !=
+                     static_cast<ssize_t>(sizeof(initial))) {
+      return Status::FromErrno(errno, "writing the header of '" + node.path + "'");
+    }
     if (static_cast<uint64_t>(st.st_size) < node.size &&
         ftruncate(fd_, static_cast<off_t>(node.size)) != 0) {
       return Status::FromErrno(errno, "sizing '" + node.path + "'");
@@ -231,21 +403,7 @@ Status RegionMapping::MapOwner(const ClusterConfig& cluster, const NodeConfig& n
   const bool format = fresh || !options.keep_allocations_on_takeover;
   if (format) {
     __atomic_store_n(&h->magic, 0, __ATOMIC_RELEASE);
-    std::memset(static_cast<void*>(h), 0, sizeof(*h));
-    h->version = kRegionVersion;
-    h->header_size = sizeof(RegionHeader);
-    std::snprintf(h->cluster, sizeof(h->cluster), "%s", cluster.name.c_str());
-    h->node_id = node.id;
-    h->backing = static_cast<uint32_t>(node.backing);
-    h->base = node.base;
-    h->size = node.size;
-    h->granule = cluster.granule;
-    h->metadata_offset = layout.metadata_offset;
-    h->metadata_size = layout.metadata_size;
-    h->data_offset = layout.data_offset;
-    h->data_size = layout.data_size;
-    h->created_unix_ns = NowUnixNs();
-    h->state = static_cast<uint32_t>(RegionState::kInitializing);
+    std::memcpy(static_cast<void*>(h), &initial, sizeof(*h));
     QUIVER_ASSIGN_OR_RAISE(
         allocator_,
         RegionAllocator::Format(base_ + layout.metadata_offset, layout.metadata_size,
@@ -292,13 +450,7 @@ Status RegionMapping::MapRemote(const ClusterConfig& cluster, const NodeConfig& 
                                 const RegionOptions& options) {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(options.wait_ready_ms);
-  while ((fd_ = ::open(node.path.c_str(), O_RDWR | O_CLOEXEC)) < 0) {
-    if (errno != ENOENT || std::chrono::steady_clock::now() >= deadline) {
-      return Status::FromErrno(errno, "opening node " + std::to_string(node.id) +
-                                          "'s backing '" + node.path + "'");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  QUIVER_RETURN_NOT_OK(OpenExistingBacking(node, deadline, &fd_));
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   QUIVER_RETURN_NOT_OK(

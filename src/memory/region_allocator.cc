@@ -266,7 +266,7 @@ class Ops {
         by_addr_(d_, &m->addr_root),
         by_size_(d_, &m->size_root) {}
 
-  Result<uint8_t*> Allocate(uint64_t size, uint64_t alignment);
+  Result<uint8_t*> Allocate(uint64_t size, uint64_t alignment, uint64_t tag);
   Status Free(uint64_t offset);
   void FreeBlock(uint32_t i);  // i: a live allocation
   Result<uint8_t*> Reallocate(uint64_t offset, uint64_t new_size, uint64_t alignment);
@@ -362,7 +362,7 @@ uint32_t Ops::Coalesce(uint32_t i) {
   return i;
 }
 
-Result<uint8_t*> Ops::Allocate(uint64_t size, uint64_t alignment) {
+Result<uint8_t*> Ops::Allocate(uint64_t size, uint64_t alignment, uint64_t tag) {
   const uint64_t g = m_->granule;
   const uint64_t need = RoundUp(std::max<uint64_t>(size, 1), g);
   const uint64_t align = std::max(alignment, g);
@@ -400,7 +400,7 @@ Result<uint8_t*> Ops::Allocate(uint64_t size, uint64_t alignment) {
   BlockCore& c = d_[i].core;
   c.state = kAllocated;
   c.requested = size;
-  c.tag = 0;
+  c.tag = tag;
   c.owner_pid = CurrentPid();
   m_->used += c.size;
   m_->free_bytes -= c.size;
@@ -495,8 +495,9 @@ Result<uint8_t*> Ops::Reallocate(uint64_t offset, uint64_t new_size, uint64_t al
     d_[i].core.requested = new_size;
     return ptr;
   }
-  // Move: the owner copies on its own memory bus.
-  QUIVER_ASSIGN_OR_RAISE(uint8_t * fresh, Allocate(new_size, alignment));
+  // Move: the owner copies on its own memory bus. The new block gets the
+  // tag at once, as an in-place resize keeps it.
+  QUIVER_ASSIGN_OR_RAISE(uint8_t * fresh, Allocate(new_size, alignment, d_[i].core.tag));
   std::memcpy(fresh, ptr, std::min<uint64_t>(d_[i].core.size, need));
   CrashPoint("realloc:copied");
   QUIVER_RETURN_NOT_OK(Free(offset));
@@ -573,6 +574,11 @@ Result<RegionAllocator> RegionAllocator::Attach(void* metadata, uint64_t metadat
 }
 
 Result<uint8_t*> RegionAllocator::Allocate(uint64_t size, uint64_t alignment) {
+  return Allocate(size, alignment, /*tag=*/0);
+}
+
+Result<uint8_t*> RegionAllocator::Allocate(uint64_t size, uint64_t alignment,
+                                           uint64_t tag) {
   if (meta_ == nullptr) return Status::Invalid("allocator not attached");
   if (alignment != 0 && (!IsPowerOfTwo(alignment) || alignment > (64u << 20))) {
     return Status::Invalid("alignment ", alignment, " is not a power of two <= 64 MiB");
@@ -583,7 +589,7 @@ Result<uint8_t*> RegionAllocator::Allocate(uint64_t size, uint64_t alignment) {
   }
   LockedOp op(meta_);
   QUIVER_RETURN_NOT_OK(op.Lock());
-  return Ops(meta_, &op, data_).Allocate(size, alignment);
+  return Ops(meta_, &op, data_).Allocate(size, alignment, tag);
 }
 
 namespace {
@@ -678,6 +684,23 @@ Status RegionAllocator::FreeIf(uint8_t* ptr, const FreeCheck& check) {
   QUIVER_ASSIGN_OR_RAISE(uint32_t i, ops.FindAllocated(off));
   if (check) QUIVER_RETURN_NOT_OK(check(InfoOf(meta_->descs[i].core, data_)));
   ops.FreeBlock(i);
+  return Status::OK();
+}
+
+Status RegionAllocator::ForEach(const AllocationVisitor& fn) {
+  if (meta_ == nullptr) return Status::Invalid("allocator not attached");
+  LockedOp op(meta_);
+  QUIVER_RETURN_NOT_OK(op.Lock());
+  // Slot 0 always holds the block at offset 0 (merges keep the lower
+  // slot), so the address chain starts there.
+  const BlockDesc* d = meta_->descs;
+  uint64_t blocks = 0;
+  for (uint32_t i = 0; i != kNil; i = d[i].core.next) {
+    if (i >= meta_->capacity || ++blocks > meta_->capacity) {
+      return Status::IOError("allocator metadata is corrupt: block chain loops");
+    }
+    if (d[i].core.state == kAllocated) fn(InfoOf(d[i].core, data_));
+  }
   return Status::OK();
 }
 

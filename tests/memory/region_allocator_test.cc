@@ -158,6 +158,65 @@ TEST_F(AllocatorTest, LookupContaining) {
   EXPECT_EQ(alloc_.Lookup(a).ValueOrDie().tag, 42u);
 }
 
+TEST_F(AllocatorTest, AllocateSetsTheTagInTheSameCall) {
+  Make(1 << 20);
+  uint8_t* a = alloc_.Allocate(100, 0, 0xABCD).ValueOrDie();
+  uint8_t* b = alloc_.Allocate(100, 4096, 7).ValueOrDie();
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b) % 4096, 0u);
+  EXPECT_EQ(alloc_.Lookup(a).ValueOrDie().tag, 0xABCDu);
+  EXPECT_EQ(alloc_.Lookup(b).ValueOrDie().tag, 7u);
+  // A block reused after a free starts with the new caller's tag, not the
+  // old one; the two-argument form means tag 0.
+  ASSERT_TRUE(alloc_.Free(a).ok());
+  uint8_t* c = alloc_.Allocate(100).ValueOrDie();
+  EXPECT_EQ(c, a);
+  EXPECT_EQ(alloc_.Lookup(c).ValueOrDie().tag, 0u);
+  EXPECT_TRUE(alloc_.Allocate(10, 3, 1).status().IsInvalid());
+  ExpectConsistent();
+}
+
+TEST_F(AllocatorTest, ReallocateKeepsTheTagWhenItMoves) {
+  Make(1 << 20);
+  uint8_t* a = alloc_.Allocate(64, 0, 41).ValueOrDie();
+  (void)alloc_.Allocate(64, 0, 1).ValueOrDie();  // a wall: `a` cannot grow in place
+  uint8_t* moved = alloc_.Reallocate(a, 8192).ValueOrDie();
+  ASSERT_NE(moved, a);
+  EXPECT_EQ(alloc_.Lookup(moved).ValueOrDie().tag, 41u);
+  ExpectConsistent();
+}
+
+TEST_F(AllocatorTest, ForEachVisitsLiveAllocationsInAddressOrder) {
+  Make(1 << 20);
+  std::vector<AllocationInfo> seen;
+  auto collect = [&seen](const AllocationInfo& info) { seen.push_back(info); };
+  ASSERT_TRUE(alloc_.ForEach(collect).ok());
+  EXPECT_TRUE(seen.empty());
+  std::vector<uint8_t*> p;
+  for (uint64_t i = 0; i < 6; ++i)
+    p.push_back(alloc_.Allocate(100 * (i + 1), 0, i).ValueOrDie());
+  ASSERT_TRUE(alloc_.Free(p[1]).ok());
+  ASSERT_TRUE(alloc_.Free(p[4]).ok());
+  // Refill the first hole with a smaller block: address order now differs
+  // from allocation order.
+  uint8_t* refill = alloc_.Allocate(64, 0, 99).ValueOrDie();
+  ASSERT_EQ(refill, p[1]);
+  ASSERT_TRUE(alloc_.ForEach(collect).ok());
+  const std::vector<std::pair<uint8_t*, uint64_t>> expected = {
+      {p[0], 0}, {refill, 99}, {p[2], 2}, {p[3], 3}, {p[5], 5}};
+  ASSERT_EQ(seen.size(), expected.size());
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].address, reinterpret_cast<uint64_t>(expected[i].first)) << i;
+    EXPECT_EQ(seen[i].tag, expected[i].second) << i;
+    EXPECT_EQ(seen[i].owner_pid, getpid());
+    if (i > 0) {
+      EXPECT_LT(seen[i - 1].address, seen[i].address);
+    }
+  }
+  EXPECT_EQ(seen[2].requested, 300u);
+  EXPECT_EQ(seen[2].size, 320u);
+  EXPECT_TRUE(RegionAllocator().ForEach(collect).IsInvalid());
+}
+
 // A random workload checked against a model after every step.
 TEST_F(AllocatorTest, RandomWorkloadKeepsInvariants) {
   Make(16 << 20);
@@ -210,6 +269,14 @@ TEST_F(AllocatorTest, RandomWorkloadKeepsInvariants) {
     if (step % 500 == 0) ExpectConsistent();
   }
   ExpectConsistent();
+  // ForEach sees exactly the model's allocations, in address order.
+  std::vector<uint64_t> visited;
+  ASSERT_TRUE(
+      alloc_.ForEach([&](const AllocationInfo& i) { visited.push_back(i.address); })
+          .ok());
+  std::vector<uint64_t> modelled;
+  for (auto& [p, size] : live) modelled.push_back(reinterpret_cast<uint64_t>(p));
+  EXPECT_EQ(visited, modelled);
   for (auto& [p, size] : live) ASSERT_TRUE(alloc_.Free(p).ok());
   auto s = alloc_.Stats();
   EXPECT_EQ(s.used, 0u);

@@ -1,20 +1,26 @@
 // ClusterConfig: the one file that describes a whole Quiver cluster.
 //
-// Every process of the cluster loads the same file: the cluster's name and
-// shared token, the coherence granule, and for every node its id, control
-// address, and the region it lends (base address, size, backing). Loading
-// validates everything and names the offending field in its error. A loaded
-// config is an immutable value, safe to share between threads.
+// Every process of the cluster loads the same file: the cluster's name, the
+// folder of its TLS credentials, the coherence granule, the limits every
+// daemon enforces, and for every node its id, control address, and the
+// region it lends (base address, size, backing). Loading validates
+// everything and names the offending field in its error. A loaded config is
+// an immutable value, safe to share between threads.
 //
 // Example (TOML):
 //   [cluster]
 //   name = "demo"
-//   token = "change-me"
+//   credentials = "creds"         # relative to this file's folder
 //   granule = 64                  # optional; default: the CPU's cache line
 //
+//   [limits]                      # optional; every key has a default
+//   session_quota = "50%"         # of a region's data area, or bytes ("4GiB")
+//   malloc_rate = 20000           # allocations per second per session
+//
 //   [[node]]
-//   id = 0
-//   control = "127.0.0.1:7600"    # host:port peers use
+//   id = 0                        # 0..65534
+//   control = "127.0.0.1:7600"    # host:port peers use ("[::1]:7600" for IPv6)
+//   socket = "/run/quiver/0.sock" # optional; absolute, < 108 bytes
 //   base = 0x600000000000         # region base address (hex or decimal)
 //   size = "1GiB"                 # bytes, or a string with KiB/MiB/GiB/TiB
 //   backing = "shm"               # shm | device | incoherent
@@ -53,10 +59,45 @@ struct NodeConfig {
   }
 };
 
+// A memory amount: a number of bytes, or a fraction of a region's data area.
+struct QuotaSpec {
+  double fraction = 0;  // used when bytes == 0; in (0, 1]
+  uint64_t bytes = 0;
+  // Bytes for a region whose data area has `data_size` bytes.
+  uint64_t Resolve(uint64_t data_size) const;
+  std::string ToString() const;  // "50%" or the byte count
+
+  bool operator==(const QuotaSpec&) const = default;
+};
+
+// Limits every daemon of the cluster enforces (docs/security.md explains them).
+struct ClusterLimits {
+  QuotaSpec session_quota{0.5, 0};  // bytes one client session may hold at one owner
+  QuotaSpec node_quota{0.75, 0};    // bytes the clients of one node may hold at one owner
+  QuotaSpec max_malloc{1.0, 0};     // largest single allocation
+  uint64_t malloc_rate = 20000;     // allocations per second per session
+  uint64_t node_malloc_rate = 100000;  // allocations per second per node identity
+  uint32_t max_sessions_per_node = 256;
+  uint32_t max_connections = 1024;
+  uint32_t max_waiting_calls = 4096;  // calls parked at one daemon (waits, barriers)
+  uint32_t session_lease_ms = 15000;  // a silent session is dropped after this
+  uint32_t restart_grace_ms =
+      10000;  // after a restart, time for clients to re-claim pins
+
+  bool operator==(const ClusterLimits&) const = default;
+};
+
 struct ClusterConfig {
   std::string name;
+  // Deprecated shared secret; optional, superseded by `credentials`. Kept
+  // while code still reads it.
   std::string token;
+  // Directory of the cluster's TLS credentials (CA certificate, each node's
+  // daemon and client certificates and keys), made by `quiver cluster
+  // init`. A relative path is relative to the config file's folder.
+  std::string credentials;
   uint64_t granule = 0;  // bytes; a power of two
+  ClusterLimits limits;
   std::vector<NodeConfig> nodes;
 
   // The node with `id`, or nullptr.
@@ -72,11 +113,18 @@ constexpr uint64_t kMinRegionAddress = 0x10000000ULL;    // above low mappings
 constexpr uint64_t kMaxUserAddress = 0x7FFFFFFFF000ULL;  // x86-64 47-bit user space
 constexpr uint64_t kDeviceDaxAlignment = 2ULL << 20;     // 2 MiB
 constexpr uint64_t kMinRegionSize = 1ULL << 20;          // 1 MiB
+// Node ids fit in 16 bits with one value to spare: allocation tags store
+// id + 1, so 65535 is reserved.
+constexpr uint32_t kMaxNodeId = 65534;
+constexpr uint64_t kMaxConfigFileBytes = 1ULL << 20;  // 1 MiB
 
 // Parses and validates TOML text. `origin` names the source in errors.
 Result<ClusterConfig> ParseClusterConfig(std::string_view toml,
                                          std::string_view origin = "config");
-// Reads and parses a file.
+// Reads and parses a file. Only a regular file (or a symlink to one) of at
+// most kMaxConfigFileBytes is read: a FIFO or a device is refused at once,
+// never waited on. A relative `credentials` is made absolute against the
+// file's folder.
 Result<ClusterConfig> LoadClusterConfig(const std::string& path);
 // Validates a config built in code (ParseClusterConfig calls this too). Also
 // checks sizes against existing backings (device size, shm file size).

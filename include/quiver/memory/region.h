@@ -7,6 +7,13 @@
 // process. Its first page holds a RegionHeader (docs/region-format.md),
 // then the owner's allocator metadata, then the data area.
 //
+// A shm or incoherent backing file is created by its owner with O_EXCL,
+// mode 0600, and is never reached through a symlink; an existing file is
+// used only if it is a regular file of this user (and, for the owner, mode
+// 0600 with one link and a header of this cluster and node, or empty).
+// Anything else is refused with an error naming the path: see "Backing
+// files" in docs/region-format.md.
+//
 // RegionMapping and ClusterMap are move-only RAII handles: destroying one
 // unmaps (never blocks on a peer); Close() does the same and reports errors.
 // They are not thread-safe to mutate; reading through a mapping is.
@@ -53,7 +60,7 @@ constexpr uint64_t kRegionHeaderBytes = 4096;  // the header owns the first page
 enum class RegionState : uint32_t { kInitializing = 1, kReady = 2, kClosed = 3 };
 
 enum class RegionRole : uint8_t {
-  kOwnerCreate,  // the owner's daemon: create or take over the backing
+  kOwnerCreate,  // the owner's daemon: create, adopt or take over the backing
   kOwnerAttach,  // another process of the owner node: use the allocator
   kRemote,       // a process of another node: read/write, never allocate
 };

@@ -43,7 +43,7 @@ struct AllocationInfo {
   uint64_t size = 0;       // padded size
   uint64_t requested = 0;  // size asked for
   int32_t owner_pid = 0;   // process that allocated it
-  uint64_t tag = 0;        // caller's tag (SetTag)
+  uint64_t tag = 0;        // caller's tag (Allocate or SetTag)
 };
 
 class RegionAllocator {
@@ -67,9 +67,14 @@ class RegionAllocator {
   // size 0 allocates one granule. Returns the address. OutOfMemory when no
   // free block fits or the descriptor table is full.
   Result<uint8_t*> Allocate(uint64_t size, uint64_t alignment = 0);
+  // The same, with the allocation's tag set in the same critical section:
+  // a process killed right after allocating never leaves an untagged block
+  // (which would look like nobody's and could not be reclaimed by owner).
+  Result<uint8_t*> Allocate(uint64_t size, uint64_t alignment, uint64_t tag);
   // Resizes in place when the block is large enough or the next block is
-  // free and big enough; otherwise allocates, copies, frees. The old
-  // pointer is invalid after success; unchanged on failure.
+  // free and big enough; otherwise allocates, copies, frees. The block
+  // keeps its tag either way. The old pointer is invalid after success;
+  // unchanged on failure.
   Result<uint8_t*> Reallocate(uint8_t* ptr, uint64_t new_size, uint64_t alignment = 0);
   // Frees a live allocation. A pointer that is not the start of a live
   // allocation is an error (naming what it points into), never corruption.
@@ -92,6 +97,15 @@ class RegionAllocator {
   // frees nothing.
   using FreeCheck = std::function<Status(const AllocationInfo& info)>;
   Status FreeIf(uint8_t* ptr, const FreeCheck& check);
+
+  // Calls `fn` for every live allocation in address order, all under the
+  // lock, so the list is one consistent snapshot. `fn` must not call this
+  // allocator (or any allocator of the same region): the lock is not
+  // recursive and the call would deadlock. Other processes' allocator calls
+  // wait until ForEach returns, so keep `fn` short. Fails only if the lock
+  // cannot be taken or the metadata is corrupt.
+  using AllocationVisitor = std::function<void(const AllocationInfo& info)>;
+  Status ForEach(const AllocationVisitor& fn);
 
   AllocatorStats Stats();
   // Full consistency check of the metadata (block tiling, both trees,
