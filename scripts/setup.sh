@@ -21,6 +21,7 @@ debian_packages=(
   nlohmann-json3-dev                                 # interop test data
   libtomlplusplus-dev                                # cluster config (TOML)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler  # node RPC
+  libssl-dev                                         # mutual TLS between nodes
   iproute2 procps                                    # multi-process tests
   gnuplot-nox                                        # quiver bench plots
   g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu    # compile the other flush paths

@@ -27,6 +27,7 @@ int DemoReadCommand(const Args& args);     // quiver demo-read
 int NodeCommand(const Args& args);         // quiver node (the daemon)
 int StatusCommand(const Args& args);       // quiver status
 int BenchCommand(const Args& args);        // quiver bench
+int ClusterCommand(const Args& args);      // quiver cluster init
 
 // Prints "quiver: <what>: <status message>" on stderr and returns code.
 int Fail(const std::string& what, const Status& st, int code = kExitBadInput);

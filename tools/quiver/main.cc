@@ -86,6 +86,10 @@ commands:
                                every node's memory, publish it as descriptors, sum
                                it on every node, compare with full IPC copies
   status --config F [--node N] nodes, regions, memory use and published tables
+  cluster init CONFIG [--force]
+                               make the cluster's TLS credentials (a CA, and each
+                               node's daemon and client certificate and key) in
+                               the config's credentials directory
   node --config F --id N       run a node daemon (same as quiverd)
   interop-demo [--rows N]      build a table, round-trip it through Arrow IPC and
                                DuckDB, print what happened
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
   if (command == "node") return NodeCommand(args);
   if (command == "status") return StatusCommand(args);
   if (command == "bench") return BenchCommand(args);
+  if (command == "cluster") return ClusterCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;
