@@ -1,64 +1,39 @@
-// The control plane against the thesis's figures, each beside its
-// reference measured in the same run:
+// The control plane against the machine's limits and the thesis's figures,
+// each beside its reference measured in the same run:
+//   §5.4.1     Ping over the node's Unix socket and a peer's TLS port vs a
+//              raw socket round trip between two processes (the floor)
+//   Table 5.4  remote Malloc (a call to the owner, which flushes the new
+//              range on every node) vs the raw round trip and the local
+//              allocator
+//   publish    descriptor publish on 2 nodes vs a Ping; on 8 nodes vs 2
+//              (the home registers on every peer in parallel)
 //   Table 5.5  initialising a 1 GiB uint64 table, local vs remote memory,
-//              broken down (malloc, pre-write flush, write, writer flush +
-//              seal, serialise the descriptor, send it)
-//   Fig. 5.1   descriptor-only publish vs SendTableFull, by table size
-//              (and publish at 1 GiB vs 1 MiB: the cost must not grow)
-//   Table 5.4  remote Malloc (an RPC to the owner) vs the local allocator
-//   §5.4.1     Ping over the node's Unix socket and a peer's TCP port vs a
-//              raw socket round trip (the machine's limit)
-// It starts its own 2-node cluster (quiverd next to this binary's build
-// tree) and is a client of node 0.
-#include <fcntl.h>
-#include <sched.h>
+//              broken down (malloc with step 2, write, seal, serialise, send)
+//   Fig. 5.1   descriptor publish vs SendTableFull by table size, and
+//              publish at 1 GiB vs 1 MiB (the cost must not grow)
+// It starts its own clusters (quiverd next to this binary's build tree,
+// fresh credentials) and is a client of node 0.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <map>
-#include <thread>
 
 #include "bench_util.h"
+#include "control/local_cluster.h"
 #include "quiver/client.h"
-#include "quiver/coherence/flush.h"
 #include "quiver/columnar/array.h"
-#include "quiver/control/local_cluster.h"
 
 namespace quiver {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<control::LocalCluster> g_cluster;
-std::unique_ptr<Client> g_client;
-// A second cluster whose daemons run on CPU 0 only, for the latency figures
-// with client and daemon on one CPU: on this kind of virtual machine, waking
-// a thread on another CPU costs about 20 us, which dominates every round
-// trip (BM_SocketRoundTrip shows the machine's floor both ways).
-std::unique_ptr<control::LocalCluster> g_pinned_cluster;
-std::unique_ptr<control::NodeClient> g_pinned[2];
-
-// Runs the calling thread on CPU 0 (or on every CPU again) while alive.
-class OnCpu0 {
- public:
-  explicit OnCpu0(bool on) : on_(on) {
-    if (!on_) return;
-    sched_getaffinity(0, sizeof(old_), &old_);
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(0, &one);
-    sched_setaffinity(0, sizeof(one), &one);
-  }
-  ~OnCpu0() {
-    if (on_) sched_setaffinity(0, sizeof(old_), &old_);
-  }
-
- private:
-  bool on_;
-  cpu_set_t old_{};
-};
+std::unique_ptr<control::LocalCluster> g_cluster, g_cluster8;
+std::unique_ptr<Client> g_client, g_client8;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -68,78 +43,192 @@ RecordBatchPtr Uint64Batch(uint8_t* p, int64_t n) {
   return RecordBatch::Make(schema({field("v", uint64(), false)}), n, {data});
 }
 
-// Table 5.5. Memory comes from the raw paths so that each step is timed
-// alone: the local allocator or a Malloc RPC, then protocol step 2, the
-// write, step 4 with the seal, the descriptor, the publish.
+// ---------------------------------------------------------------------------
+// The floor: one byte each way between two processes, blocking sockets.
+
+void EchoLoop(int fd) {
+  char c;
+  while (read(fd, &c, 1) == 1) {
+    if (write(fd, &c, 1) != 1) break;
+  }
+  _exit(0);
+}
+
+void RoundTrips(benchmark::State& state, int fd, pid_t child) {
+  char c = 'x';
+  for (auto _ : state) {
+    if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1) {
+      state.SkipWithError("echo failed");
+      break;
+    }
+  }
+  close(fd);
+  waitpid(child, nullptr, 0);
+}
+
+void BM_SocketRoundTrip(benchmark::State& state) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+    return state.SkipWithError("socketpair");
+  pid_t child = fork();
+  if (child == 0) {
+    close(sv[0]);
+    EchoLoop(sv[1]);
+  }
+  close(sv[1]);
+  RoundTrips(state, sv[0], child);
+}
+BENCHMARK(BM_SocketRoundTrip)->Unit(benchmark::kMicrosecond);
+
+void BM_TcpRoundTrip(benchmark::State& state) {
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(listener, 1) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return state.SkipWithError("listen");
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    int fd = accept(listener, nullptr, nullptr);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    EchoLoop(fd);
+  }
+  close(listener);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return state.SkipWithError("connect");
+  }
+  RoundTrips(state, fd, child);
+}
+BENCHMARK(BM_TcpRoundTrip)->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------
+// §5.4.1: Ping.
+
+void PingLoop(benchmark::State& state, uint32_t node) {
+  for (auto _ : state) {
+    Status st = g_client->Ping(node);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  }
+}
+void BM_Ping_local_unix(benchmark::State& state) { PingLoop(state, 0); }
+void BM_Ping_peer_tcp(benchmark::State& state) { PingLoop(state, 1); }
+BENCHMARK(BM_Ping_local_unix)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Ping_peer_tcp)->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------
+// Table 5.4: Malloc through the owner (with protocol step 2 on every node)
+// and the allocator itself.
+
+void BM_Malloc_local(benchmark::State& state) {
+  auto* alloc = g_client->cluster()->local_region()->allocator();
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto p = alloc->Allocate(4096);
+    state.SetIterationTime(Seconds(Clock::now() - t0));
+    if (!p.ok()) return state.SkipWithError(p.status().ToString().c_str());
+    (void)alloc->Free(*p);
+  }
+}
+BENCHMARK(BM_Malloc_local)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void MallocThrough(benchmark::State& state, uint32_t node) {
+  int64_t made = 0;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto a = g_client->RemoteAllocate(node, 4096, 64);
+    state.SetIterationTime(Seconds(Clock::now() - t0));
+    if (!a.ok()) return state.SkipWithError(a.status().ToString().c_str());
+    (void)g_client->RemoteFree(node, *a);
+    if (++made % 256 == 0) (void)g_client->Drain();  // frees, off the clock
+  }
+  (void)g_client->Drain();
+}
+void BM_Malloc_remote(benchmark::State& state) { MallocThrough(state, 1); }
+void BM_Malloc_own_daemon(benchmark::State& state) { MallocThrough(state, 0); }
+BENCHMARK(BM_Malloc_remote)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Malloc_own_daemon)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------
+// Publishing to every node: 2 nodes vs 8.
+
+void PublishLoop(benchmark::State& state, Client* client) {
+  Int64Builder v(client->local_pool());
+  (void)v.Reserve(1000);
+  for (int64_t i = 0; i < 1000; ++i) v.UnsafeAppend(i);
+  auto col = v.Finish();
+  if (!col.ok()) return state.SkipWithError(col.status().ToString().c_str());
+  auto made = RecordBatch::FromArrays({"v"}, {*col});
+  int i = 0;
+  for (auto _ : state) {
+    const std::string name = "pub-" + std::to_string(i++);
+    auto t0 = Clock::now();
+    Status st = client->Publish(*made, name);
+    state.SetIterationTime(Seconds(Clock::now() - t0));
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    st = client->Unpublish(name);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  }
+}
+void BM_Publish_nodes(benchmark::State& state) {
+  PublishLoop(state, state.range(0) == 2 ? g_client.get() : g_client8.get());
+}
+BENCHMARK(BM_Publish_nodes)
+    ->Arg(2)
+    ->Arg(8)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// ---------------------------------------------------------------------------
+// Table 5.5: initialising a 1 GiB table in local or remote memory.
+
 void BM_Init1GiB(benchmark::State& state) {
   const bool remote = state.range(0) != 0;
+  const uint32_t owner = remote ? 1 : 0;
   const int64_t n = (1LL << 30) / 8;
-  double t_malloc = 0, t_pre = 0, t_write = 0, t_seal = 0, t_ser = 0, t_send = 0;
-  auto* alloc = g_client->cluster()->local_region()->allocator();
+  double t_malloc = 0, t_write = 0, t_seal = 0, t_ser = 0, t_send = 0;
   int iteration = 0;
   for (auto _ : state) {
     auto t0 = Clock::now();
-    uint8_t* p;
-    if (remote) {
-      rpc::MallocRequest req;
-      req.set_size(n * 8);
-      rpc::MallocReply rep;
-      Status st =
-          g_client->rpc(1)->Call(&rpc::Node::Stub::Malloc, &req, &rep, 60000, "Malloc");
-      if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-      p = reinterpret_cast<uint8_t*>(rep.address());
-    } else {
-      auto r = alloc->Allocate(n * 8);
-      if (!r.ok()) return state.SkipWithError(r.status().ToString().c_str());
-      p = *r;
-      (void)alloc->SetTag(p, 1);  // node 0 + 1
-    }
+    auto a = g_client->RemoteAllocate(owner, n * 8, 64);  // steps 1 and 2
+    if (!a.ok()) return state.SkipWithError(a.status().ToString().c_str());
+    auto* p = reinterpret_cast<uint8_t*>(*a);
     auto t1 = Clock::now();
-    // Step 2 on every node: here, and node 1's daemon for its node.
-    (void)coherence::FlushRange(p, n * 8);
-    rpc::FlushRequest fr;
-    auto* range = fr.add_ranges();
-    range->set_address(reinterpret_cast<uint64_t>(p));
-    range->set_length(n * 8);
-    rpc::Empty e;
-    Status st = g_client->rpc(1)->Call(&rpc::Node::Stub::Flush, &fr, &e, 60000, "Flush");
-    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-    auto t2 = Clock::now();
     auto* v = reinterpret_cast<uint64_t*>(p);
     for (int64_t i = 0; i < n; ++i) v[i] = static_cast<uint64_t>(i);
-    auto t3 = Clock::now();
+    auto t2 = Clock::now();
     auto batch = Uint64Batch(p, n);
-    st = g_client->Seal(*batch);  // step 4 (remote only) and step 5
+    Status st = g_client->Seal(*batch);  // steps 4 and 5
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-    auto t4 = Clock::now();
+    auto t3 = Clock::now();
     auto desc = control::EncodeDescriptor(*batch, g_client->local_pool());
     if (!desc.ok()) return state.SkipWithError(desc.status().ToString().c_str());
-    auto t5 = Clock::now();
+    auto t4 = Clock::now();
     const std::string name = "init-" + std::to_string(iteration++);
-    st = g_client->Publish(batch, name, {0, false, /*sealed=*/true});
+    st = g_client->Publish(batch, name);
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-    auto t6 = Clock::now();
-    state.SetIterationTime(Seconds(t6 - t0));
+    auto t5 = Clock::now();
+    state.SetIterationTime(Seconds(t5 - t0));
     t_malloc += Seconds(t1 - t0);
-    t_pre += Seconds(t2 - t1);
-    t_write += Seconds(t3 - t2);
-    t_seal += Seconds(t4 - t3);
-    t_ser += Seconds(t5 - t4);
-    t_send += Seconds(t6 - t5);
+    t_write += Seconds(t2 - t1);
+    t_seal += Seconds(t3 - t2);
+    t_ser += Seconds(t4 - t3);
+    t_send += Seconds(t5 - t4);
     batch.reset();
     st = g_client->Unpublish(name);
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-    rpc::FreeRequest f;
-    f.set_address(reinterpret_cast<uint64_t>(p));
-    if (remote) {
-      (void)g_client->rpc(1)->Call(&rpc::Node::Stub::Free, &f, &e, 60000, "Free");
-    } else {
-      (void)alloc->Free(p);
-    }
+    (void)g_client->RemoteFree(owner, *a);
+    (void)g_client->Drain();
   }
   const double k = 1e3 / static_cast<double>(state.iterations());
   state.counters["malloc_ms"] = t_malloc * k;
-  state.counters["preflush_ms"] = t_pre * k;
   state.counters["write_ms"] = t_write * k;
   state.counters["flush_seal_ms"] = t_seal * k;
   state.counters["serialise_ms"] = t_ser * k;
@@ -154,10 +243,12 @@ BENCHMARK(BM_Init1GiB)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
+// ---------------------------------------------------------------------------
 // Figure 5.1: a table of `bytes` (uint64) made readable on the other node.
-// One table per size, made once and kept for the whole run: Google Benchmark
-// calls a benchmark function several times (iteration estimate,
-// repetitions), and a new 1 GiB table per call would exhaust the region.
+// One table per size, kept for the whole run: Google Benchmark calls a
+// benchmark several times, and a new 1 GiB table each time would exhaust
+// the region.
+
 Result<RecordBatchPtr> TableOf(int64_t bytes) {
   static std::map<int64_t, RecordBatchPtr> made;
   auto& batch = made[bytes];
@@ -174,12 +265,11 @@ Result<RecordBatchPtr> TableOf(int64_t bytes) {
 void BM_Publish(benchmark::State& state) {
   auto made = TableOf(state.range(0));
   if (!made.ok()) return state.SkipWithError(made.status().ToString().c_str());
-  auto batch = *made;
   int i = 0;
   for (auto _ : state) {
-    const std::string name = "pub-" + std::to_string(i++);
+    const std::string name = "fig-" + std::to_string(i++);
     auto t0 = Clock::now();
-    Status st = g_client->Publish(batch, name);
+    Status st = g_client->Publish(*made, name);
     state.SetIterationTime(Seconds(Clock::now() - t0));
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
     st = g_client->Unpublish(name);
@@ -201,11 +291,12 @@ void BM_SendTableFull(benchmark::State& state) {
   for (auto _ : state) {
     const std::string name = "full-" + std::to_string(i++);
     auto t0 = Clock::now();
-    auto r = g_client->SendTableFull(*table, name, 0, {1});
+    auto r = g_client->SendTableFull(*table, name, std::nullopt, {1});
     state.SetIterationTime(Seconds(Clock::now() - t0));
     if (!r.ok()) return state.SkipWithError(r.status().ToString().c_str());
+    // The copy is on node 1 only: its publisher (this client) removes it there.
     Status st = g_client->Unpublish(name);
-    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    if (!st.ok() && !st.IsNotFound()) return state.SkipWithError(st.ToString().c_str());
   }
   state.SetBytesProcessed(state.iterations() * state.range(0));
 }
@@ -216,152 +307,54 @@ BENCHMARK(BM_SendTableFull)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-// Table 5.4.
-void BM_Malloc_local(benchmark::State& state) {
-  auto* alloc = g_client->cluster()->local_region()->allocator();
-  for (auto _ : state) {
-    auto t0 = Clock::now();
-    auto p = alloc->Allocate(4096);
-    state.SetIterationTime(Seconds(Clock::now() - t0));
-    if (!p.ok()) return state.SkipWithError(p.status().ToString().c_str());
-    (void)alloc->Free(*p);
-  }
+Result<std::pair<std::unique_ptr<control::LocalCluster>, std::unique_ptr<Client>>> Start(
+    int nodes, uint64_t region, uint64_t base, const std::string& prefix) {
+  control::LocalClusterOptions o;
+  o.nodes = nodes;
+  o.region_size = region;
+  o.name_prefix = prefix;
+  o.base = base;
+  o.limits.malloc_rate = 1000000;  // the benchmarks allocate fast on purpose
+  o.limits.node_malloc_rate = 1000000;
+  o.limits.session_quota = {1.0, 0};
+  o.limits.node_quota = {1.0, 0};
+  QUIVER_ASSIGN_OR_RAISE(auto cluster, control::LocalCluster::Start(o));
+  QUIVER_ASSIGN_OR_RAISE(auto client, Client::Connect({cluster->config_path(), 0}));
+  QUIVER_RETURN_NOT_OK(client->WaitAllOnline(60000));
+  return std::make_pair(std::move(cluster), std::move(client));
 }
-BENCHMARK(BM_Malloc_local)->UseManualTime()->Unit(benchmark::kMicrosecond);
-
-void MallocRemote(benchmark::State& state, control::NodeClient* owner, bool cpu0) {
-  OnCpu0 pin(cpu0);
-  for (auto _ : state) {
-    rpc::MallocRequest req;
-    req.set_size(4096);
-    rpc::MallocReply rep;
-    auto t0 = Clock::now();
-    Status st = owner->Call(&rpc::Node::Stub::Malloc, &req, &rep, 10000, "Malloc");
-    state.SetIterationTime(Seconds(Clock::now() - t0));
-    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-    rpc::FreeRequest f;
-    f.set_address(rep.address());
-    rpc::Empty e;
-    (void)owner->Call(&rpc::Node::Stub::Free, &f, &e, 10000, "Free");
-  }
-}
-void BM_Malloc_remote(benchmark::State& state) {
-  MallocRemote(state, g_client->rpc(1), false);
-}
-void BM_Malloc_remote_same_cpu(benchmark::State& state) {
-  MallocRemote(state, g_pinned[1].get(), true);
-}
-BENCHMARK(BM_Malloc_remote)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Malloc_remote_same_cpu)->UseManualTime()->Unit(benchmark::kMicrosecond);
-
-// §5.4.1.
-void PingLoop(benchmark::State& state, control::NodeClient* node, bool cpu0) {
-  OnCpu0 pin(cpu0);
-  for (auto _ : state) {
-    rpc::PingRequest req;
-    rpc::PingReply rep;
-    Status st = node->Call(&rpc::Node::Stub::Ping, &req, &rep, 10000, "Ping");
-    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-  }
-}
-void BM_Ping_local_unix(benchmark::State& state) {
-  PingLoop(state, g_client->rpc(0), false);
-}
-void BM_Ping_peer_tcp(benchmark::State& state) {
-  PingLoop(state, g_client->rpc(1), false);
-}
-void BM_Ping_local_unix_same_cpu(benchmark::State& state) {
-  PingLoop(state, g_pinned[0].get(), true);
-}
-void BM_Ping_peer_tcp_same_cpu(benchmark::State& state) {
-  PingLoop(state, g_pinned[1].get(), true);
-}
-BENCHMARK(BM_Ping_local_unix)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Ping_peer_tcp)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Ping_local_unix_same_cpu)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_Ping_peer_tcp_same_cpu)->Unit(benchmark::kMicrosecond);
-
-// The machine's limit for a request/reply between processes: one byte
-// each way over a Unix socket to an echo thread.
-void SocketRoundTrip(benchmark::State& state, bool cpu0) {
-  OnCpu0 pin(cpu0);
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-    return state.SkipWithError("socketpair");
-  std::thread echo([fd = sv[1]] {  // inherits this thread's CPUs
-    char c;
-    while (read(fd, &c, 1) == 1) {
-      if (write(fd, &c, 1) != 1) break;
-    }
-  });
-  char c = 'x';
-  for (auto _ : state) {
-    if (write(sv[0], &c, 1) != 1 || read(sv[0], &c, 1) != 1) {
-      state.SkipWithError("echo failed");
-      break;
-    }
-  }
-  close(sv[0]);
-  echo.join();
-  close(sv[1]);
-}
-void BM_SocketRoundTrip(benchmark::State& state) { SocketRoundTrip(state, false); }
-void BM_SocketRoundTrip_same_cpu(benchmark::State& state) {
-  SocketRoundTrip(state, true);
-}
-BENCHMARK(BM_SocketRoundTrip)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_SocketRoundTrip_same_cpu)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace quiver
 
 int main(int argc, char** argv) {
   using namespace quiver;
-  control::LocalClusterOptions o;
-  o.nodes = 2;
-  o.region_size = 6ULL << 30;  // 1 GiB tables plus their full copies
-  o.name_prefix = "bench";
-  auto cluster = control::LocalCluster::Start(o);
-  if (!cluster.ok()) {
-    std::fprintf(stderr, "cluster_bench: %s\n", cluster.status().ToString().c_str());
-    return 1;
+  // 1 GiB tables plus their full copies.
+  auto two = Start(2, 6ULL << 30, 0x300000000000ULL, "bench");
+  auto eight = Start(8, 64ULL << 20, 0x500000000000ULL, "bench8");
+  for (const Status& st : {two.status(), eight.status()}) {
+    if (!st.ok()) {
+      std::fprintf(stderr, "cluster_bench: %s\n", st.ToString().c_str());
+      return 1;
+    }
   }
-  g_cluster = std::move(*cluster);
-  auto client = Client::Connect({g_cluster->config_path(), 0});
-  if (!client.ok() || !(*client)->WaitAllOnline(30000).ok()) {
-    std::fprintf(stderr, "cluster_bench: cannot connect\n");
-    return 1;
-  }
-  g_client = std::move(*client);
-  control::LocalClusterOptions po;
-  po.nodes = 2;
-  po.region_size = 64ULL << 20;
-  po.name_prefix = "bench-cpu0";
-  po.base = 0x380000000000ULL;
-  po.daemon_args = {"--cpus", "0"};
-  auto pinned = control::LocalCluster::Start(po);
-  if (!pinned.ok()) {
-    std::fprintf(stderr, "cluster_bench: %s\n", pinned.status().ToString().c_str());
-    return 1;
-  }
-  g_pinned_cluster = std::move(*pinned);
-  const auto& pc = g_pinned_cluster->config();
-  for (uint32_t i = 0; i < 2; ++i) {
-    g_pinned[i] =
-        control::NodeClient::Make(control::NodeTarget(pc.nodes[i], i == 0), pc.token, i,
-                                  0, static_cast<int32_t>(getpid()));
-  }
-  int rc = bench::RunWithRatios(argc, argv,
-                                {{"BM_Init1GiB/remote:1", "BM_Init1GiB/remote:0", "time"},
-                                 {"BM_SendTableFull/", "BM_Publish/", "time"},
-                                 {"BM_Publish/1073741824", "BM_Publish/1048576", "time"},
-                                 {"BM_Malloc_remote", "BM_Malloc_local", "time"},
-                                 {"BM_Ping_local_unix", "BM_SocketRoundTrip", "time"},
-                                 {"BM_Ping_peer_tcp", "BM_SocketRoundTrip", "time"}});
-  g_pinned[0].reset();
-  g_pinned[1].reset();
-  (void)g_pinned_cluster->Stop();
+  std::tie(g_cluster, g_client) = std::move(*two);
+  std::tie(g_cluster8, g_client8) = std::move(*eight);
+  int rc =
+      bench::RunWithRatios(argc, argv,
+                           {{"BM_Ping_local_unix", "BM_SocketRoundTrip", "time"},
+                            {"BM_Ping_peer_tcp", "BM_TcpRoundTrip", "time"},
+                            {"BM_Malloc_remote", "BM_TcpRoundTrip", "time"},
+                            {"BM_Malloc_own_daemon", "BM_SocketRoundTrip", "time"},
+                            {"BM_Malloc_remote", "BM_Malloc_local", "time"},
+                            {"BM_Publish_nodes/2", "BM_Ping_peer_tcp", "time"},
+                            {"BM_Publish_nodes/8", "BM_Publish_nodes/2", "time"},
+                            {"BM_Init1GiB/remote:1", "BM_Init1GiB/remote:0", "time"},
+                            {"BM_SendTableFull/", "BM_Publish/", "time"},
+                            {"BM_Publish/1073741824", "BM_Publish/1048576", "time"}});
+  g_client8.reset();
   g_client.reset();
+  (void)g_cluster8->Stop();
   (void)g_cluster->Stop();
   return rc;
 }

@@ -48,7 +48,7 @@ class BenchCluster {
  private:
   BenchCluster() {
     config_.name = "bench" + std::to_string(getpid());
-    config_.token = "bench";
+
     config_.granule = memory::PlatformCacheLineSize();
     for (uint32_t i = 0; i < 2; ++i) {
       memory::NodeConfig n;

@@ -17,7 +17,7 @@ int main() {
   auto config = ParseClusterConfig(R"(
 [cluster]
 name = ")" + name + R"("
-token = "change-me"
+
 
 [[node]]
 id = 0

@@ -20,7 +20,7 @@ debian_packages=(
   liblz4-dev libzstd-dev                             # IPC body compression
   nlohmann-json3-dev                                 # interop test data
   libtomlplusplus-dev                                # cluster config (TOML)
-  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler  # node RPC
+  libprotobuf-dev protobuf-compiler                  # control protocol messages
   libssl-dev                                         # mutual TLS between nodes
   iproute2 procps                                    # multi-process tests
   gnuplot-nox                                        # quiver bench plots

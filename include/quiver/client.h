@@ -1,5 +1,5 @@
 // The Quiver client library: what an application links to share Arrow data
-// across the cluster (DESIGN.md §4, §6).
+// across the cluster (DESIGN.md §4, §6; docs/control-plane.md).
 //
 //   auto client = quiver::Client::Connect({.config_path = "cluster.toml", .node = 0});
 //   quiver::Int64Builder b((*client)->pool(2));   // build straight into node 2's memory
@@ -8,41 +8,46 @@
 //   // on any node:
 //   auto table = other->Get("prices");             // zero-copy, pinned while referenced
 //
-// A Client maps every region of the cluster at its base address, talks to
-// its node's daemon over the Unix socket and to other nodes' daemons over
-// TCP (remote allocation goes straight to the owner). It runs the coherency
-// protocol itself: the pools flush newly allocated ranges on every node
-// (step 2), Seal/Publish flush what was written into other nodes' memory
-// (step 4) and mark the objects sealed (step 5); user code never flushes.
-// Thread-safe. Arrays built from a Client's pools must not outlive it;
-// published objects do (they stay until unpublished, even after the
-// publishing process exits).
+// A Client maps every region of the cluster at its base address and holds a
+// session with each daemon it uses: its own node's over the node's Unix
+// socket, others' over mutual TLS with its node's client certificate. What
+// it allocates, and the pins its reads take, belong to those sessions: when
+// the process exits or dies, the daemons release them. It runs the
+// coherency protocol itself (the owners flush a new allocation everywhere;
+// Seal and Publish flush what this process wrote into other nodes' memory);
+// user code never flushes.
+//
+// Thread-safe. Arrays built from a Client's pools must not outlive it. Arrays
+// returned by Get keep what they need alive (the sessions and their pins)
+// until the last of them is gone, even after the Client. Published tables
+// outlive the publisher: they stay until someone unpublishes them.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "quiver/columnar/table.h"
 #include "quiver/control/descriptor.h"
 #include "quiver/control/huge_table.h"
-#include "quiver/control/node_client.h"
 #include "quiver/memory/region.h"
 #include "quiver/memory/region_pool.h"
 
 namespace quiver {
 
+namespace control::client {
+class Core;
+}  // namespace control::client
+
 struct ClientOptions {
   std::string config_path;
   uint32_t node = 0;               // the node this process runs on
   int connect_timeout_ms = 10000;  // waiting for the regions and the daemon
-  int call_timeout_ms = 60000;     // per RPC (streams: per whole stream)
-  // For tests only: leave out one step of the coherency protocol to show,
-  // on the non-coherent emulator, that it is needed (2: the pre-write
-  // flush; 4: the writer's flush before sealing). 0 in production.
+  int call_timeout_ms = 60000;     // per call to a daemon
+  // For tests only: 4 leaves out the writer's flush before sealing (protocol
+  // step 4) to show, on the non-coherent emulator, that it is needed.
   int skip_protocol_step_for_testing = 0;
 };
 
@@ -52,11 +57,11 @@ struct GetOptions {
 };
 
 struct PublishOptions {
-  uint64_t first_row = 0;   // where the batch's rows start in the (Huge)Table
-  bool local_only = false;  // register on this node only
-  // The caller already ran Seal on these batches: what lies in other
-  // nodes' memory is not flushed and sealed again.
-  bool sealed = false;
+  // Set: a HugeTable chunk whose rows start at this row of the whole table;
+  // other publishers may add chunks of other rows under the same name.
+  // Unset: the whole table, under a name no one holds (AlreadyExists else).
+  std::optional<uint64_t> first_row;
+  bool local_only = false;  // readable on this node only
 };
 
 struct SendFullStats {
@@ -66,95 +71,122 @@ struct SendFullStats {
   uint32_t receivers = 0;
 };
 
+// A published table as one node sees it.
+struct TableInfo {
+  std::string name;
+  uint32_t chunks = 0;
+  uint64_t rows = 0;
+  std::vector<uint32_t> publishers;  // nodes
+  bool lost = false;                 // a node holding its data is down
+  std::string lost_reason;
+  uint32_t pins = 0;      // readers holding it at that node
+  bool orphaned = false;  // every publishing session has ended
+  bool local_only = false;
+};
+
+struct NodeStatus {
+  uint32_t node = 0;
+  bool online = false;
+  std::string control;
+  uint64_t region_base = 0, region_size = 0;
+  uint64_t used = 0, free = 0, largest_free = 0, live_allocations = 0;
+  uint64_t flags = 0;       // the node's state word
+  uint64_t generation = 0;  // +1 each time its daemon takes the region over
+  std::string backing;
+  uint32_t sessions = 0;
+  uint32_t waiting_calls = 0;
+  bool recovering = false;  // restarted recently: readers may re-claim pins
+};
+
+struct ClusterStatus {
+  std::vector<NodeStatus> nodes;
+  std::vector<TableInfo> tables;
+};
+
 class Client final : public memory::RemoteAllocator {
  public:
   static Result<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  // Closes the sessions without waiting for any daemon: they release what
+  // the sessions held (nothing published is lost). Never blocks on a peer.
   ~Client() override;
+  // Sends what is queued (releases, frees), then closes the sessions.
+  Status Close();
 
-  uint32_t node_id() const { return node_; }
-  const memory::ClusterConfig& config() const { return map_->config(); }
-  memory::ClusterMap* cluster() { return map_.get(); }
+  uint32_t node_id() const;
+  const memory::ClusterConfig& config() const;
+  memory::ClusterMap* cluster();
 
-  // A pool allocating in `node`'s region (this node's: directly under the
-  // allocator's lock; another node's: by RPC to its owner). Null if there
-  // is no such node.
+  // A pool allocating in `node`'s region through its owner (null if there
+  // is no such node). Allocations count against this client's quota there.
   MemoryPool* pool(uint32_t node);
-  MemoryPool* local_pool() { return pool(node_); }
+  MemoryPool* local_pool() { return pool(node_id()); }
 
   // Protocol steps 4 and 5 for every buffer of the batch or table: flush
-  // what this process wrote into other nodes' memory and mark the
-  // allocations sealed at their owners. Every buffer must lie in cluster
-  // memory (built with one of this client's pools).
+  // what this process wrote into other nodes' memory and seal the
+  // allocations at their owners. Only their creator (this client) may.
   Status Seal(const RecordBatch& batch);
   Status Seal(const Table& table);
 
-  // Seals and publishes to every node as descriptors (one per batch).
-  // The client keeps the published batches alive until Unpublish.
+  // Seals and publishes on every node as descriptors, one per batch: one
+  // round trip to the chunks' home (the owner of their memory), which
+  // registers them everywhere before answering. The data stays in cluster
+  // memory until unpublished, even after this client exits.
   Status Publish(const RecordBatchPtr& batch, const std::string& name,
                  const PublishOptions& options = {});
   Status Publish(const TablePtr& table, const std::string& name,
                  const PublishOptions& options = {});
+  // Removes what this client published under `name`, and chunks whose
+  // publisher is gone. Readers keep what they hold; memory comes back when
+  // the last of them lets go.
   Status Unpublish(const std::string& name);
 
   // The chunks published under `name`, zero-copy: their buffers point into
-  // cluster memory. The objects stay pinned at their owners until every
-  // returned array is gone (or this process dies).
+  // cluster memory and stay pinned at their owners while any is referenced.
   Result<std::vector<control::PositionedChunk>> GetChunks(const std::string& name,
                                                           const GetOptions& options = {});
   // All chunks as one table, ordered by first row.
   Result<TablePtr> Get(const std::string& name, const GetOptions& options = {});
-  // A HugeTable: every node's chunk, ordered by first row, with no gap or
-  // overlap allowed.
+  // A HugeTable: every chunk, ordered by first row, no gap or overlap.
   Result<TablePtr> GetHugeTable(const std::string& name, const GetOptions& options = {});
 
   // The full-copy baseline: the table as an Arrow IPC stream with all its
   // data to every node in `nodes` (default: every other node), where the
-  // daemon stores it in its own region and registers it under `name`
-  // for readers on that node.
+  // daemon stores it in its own region (within this client's quota there)
+  // and registers it under `name` for readers on that node.
   Result<SendFullStats> SendTableFull(const TablePtr& table, const std::string& name,
-                                      uint64_t first_row = 0,
+                                      std::optional<uint64_t> first_row = std::nullopt,
                                       std::vector<uint32_t> nodes = {});
 
-  // Barriers over the nodes' state words.
+  // Barriers over the nodes' state words (this node's is set here).
   Status SetState(uint64_t flags, uint64_t mask);
   Status SyncWait(uint64_t flags, uint64_t mask, int timeout_ms,
                   std::vector<uint32_t> nodes = {});
   Status WaitAllOnline(int timeout_ms);
 
-  Result<rpc::ListReply> List();
-  Result<rpc::StatusReply> ClusterStatus();
+  Result<std::vector<TableInfo>> List();
+  Result<ClusterStatus> GetClusterStatus();
+  // One round trip to `node`'s daemon carrying `payload` (benchmarks).
+  Status Ping(uint32_t node, const std::string& payload = {});
+  // Sends the queued releases and frees now and waits for them.
+  Status Drain();
 
-  // The RPC connection to `node`'s daemon (this node's: the Unix socket).
-  control::NodeClient* rpc(uint32_t node);
-
-  // memory::RemoteAllocator (used by the remote pools).
+  // memory::RemoteAllocator (used by the pools).
   Result<uint64_t> RemoteAllocate(uint32_t node, uint64_t size,
                                   uint64_t alignment) override;
   Result<uint64_t> RemoteReallocate(uint32_t node, uint64_t address, uint64_t new_size,
                                     uint64_t alignment) override;
+  // Queued: never blocks (the pools call it from destructors).
   Status RemoteFree(uint32_t node, uint64_t address) override;
 
  private:
   Client() = default;
-  // Protocol step 2 for a new allocation: drop the range from this
-  // process's and every other node's caches.
-  Status PreWriteFlush(uint64_t address, uint64_t size);
-  Status SealRanges(const std::vector<control::BufferRange>& ranges,
-                    bool remote_too = true);
+  Status SealRanges(const std::vector<control::BufferRange>& ranges, bool flush_remote);
   Status PublishBatches(const std::vector<RecordBatchPtr>& batches,
                         const std::string& name, const PublishOptions& options);
 
   ClientOptions options_;
-  uint32_t node_ = 0;
-  int32_t pid_ = 0;
-  std::unique_ptr<memory::ClusterMap> map_;
-  std::map<uint32_t, std::shared_ptr<control::NodeClient>> rpcs_;
-  std::map<uint32_t, std::unique_ptr<MemoryPool>> pools_;
-  std::mutex mu_;
-  // Published batches kept alive, with the scratch allocations their
-  // descriptors needed, until Unpublish.
-  struct PublishedEntry;
-  std::map<std::string, std::unique_ptr<PublishedEntry>> published_;
+  std::shared_ptr<control::client::Core> core_;
+  std::vector<std::unique_ptr<MemoryPool>> pools_;  // by node id order of the config
 };
 
 }  // namespace quiver

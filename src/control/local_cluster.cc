@@ -1,4 +1,4 @@
-#include "quiver/control/local_cluster.h"
+#include "control/local_cluster.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -13,8 +13,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include "control/tls/credentials.h"
 
 extern char** environ;
 
@@ -116,8 +119,9 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
   memory::ClusterConfig& cfg = c->config_;
   cfg.name = o.name_prefix + "-" + std::to_string(getpid()) + "-" +
              c->dir_.substr(c->dir_.size() - 6);
-  cfg.token = "local-" + c->dir_.substr(c->dir_.size() - 6) + std::to_string(getpid());
   cfg.granule = memory::PlatformCacheLineSize();
+  cfg.credentials = c->dir_ + "/credentials";
+  cfg.limits = o.limits;
   for (int i = 0; i < o.nodes; ++i) {
     const std::string host =
         i < static_cast<int>(o.hosts.size()) ? o.hosts[i] : std::string("127.0.0.1");
@@ -133,6 +137,10 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
     cfg.nodes.push_back(n);
   }
   QUIVER_RETURN_NOT_OK(memory::ValidateClusterConfig(cfg));
+  std::vector<uint32_t> ids;
+  for (const auto& n : cfg.nodes) ids.push_back(n.id);
+  QUIVER_RETURN_NOT_OK(
+      InitCredentials(cfg.credentials, cfg.name, ids, {.validity_days = 2}));
   c->config_path_ = c->dir_ + "/cluster.toml";
   {
     std::ofstream f(c->config_path_);
@@ -193,6 +201,16 @@ Status LocalCluster::Kill(int node, int sig) {
   return Status::OK();
 }
 
+bool LocalCluster::Exited(int node) {
+  if (node < 0 || node >= static_cast<int>(pids_.size())) return true;
+  if (pids_[node] <= 0) return true;
+  if (waitpid(pids_[node], nullptr, WNOHANG) == pids_[node]) {
+    pids_[node] = -1;
+    return true;
+  }
+  return false;
+}
+
 Status LocalCluster::Restart(int node) {
   if (pids_[node] > 0) return Status::Invalid("node ", node, " is still running");
   QUIVER_RETURN_NOT_OK(Spawn(node));
@@ -224,9 +242,9 @@ Status LocalCluster::Stop() {
     unlink(n.socket.c_str());
   }
   if (!dir_.empty()) {
-    unlink(config_path_.c_str());
-    for (size_t i = 0; i < config_.nodes.size(); ++i) unlink(log_path(i).c_str());
-    rmdir(dir_.c_str());
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    dir_.clear();
   }
   pids_.clear();
   return Status::OK();

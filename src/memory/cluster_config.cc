@@ -554,11 +554,16 @@ Result<ClusterConfig> ParseClusterConfig(std::string_view text, std::string_view
   QUIVER_RETURN_NOT_OK(CheckKeys(root, {"cluster", "limits", "node"}, origin));
   const toml::table* cluster = root["cluster"].as_table();
   if (cluster == nullptr) return Status::Invalid(origin, ": [cluster] table is missing");
+  if (cluster->contains("token")) {
+    return Status::Invalid(
+        "cluster.token is no longer used: nodes and clients authenticate with "
+        "certificates; set credentials = \"DIR\" and make them with `quiver cluster "
+        "init`");
+  }
   QUIVER_RETURN_NOT_OK(
-      CheckKeys(*cluster, {"name", "token", "credentials", "granule"}, "cluster"));
+      CheckKeys(*cluster, {"name", "credentials", "granule"}, "cluster"));
   ClusterConfig c;
   QUIVER_ASSIGN_OR_RAISE(c.name, ReadString(*cluster, "name", "cluster", true));
-  QUIVER_ASSIGN_OR_RAISE(c.token, ReadString(*cluster, "token", "cluster", false));
   QUIVER_ASSIGN_OR_RAISE(c.credentials,
                          ReadString(*cluster, "credentials", "cluster", false));
   if (const toml::node* g = cluster->get("granule")) {
@@ -665,7 +670,6 @@ std::string Quote(const std::string& s) {
 std::string ClusterConfig::ToToml() const {
   std::ostringstream ss;
   ss << "[cluster]\nname = " << Quote(name) << "\n";
-  if (!token.empty()) ss << "token = " << Quote(token) << "\n";
   if (!credentials.empty()) ss << "credentials = " << Quote(credentials) << "\n";
   ss << "granule = " << granule << "\n" << LimitsToToml(limits);
   for (const auto& n : nodes) {

@@ -8,7 +8,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
+
+#include "control/client/admin.h"
+#include "control/tls/tls_context.h"
+#include "gtest/gtest.h"
 
 extern char** environ;
 
@@ -137,6 +142,114 @@ int Child::Finish(int timeout_ms) {
 
 void Child::Kill(int sig) {
   if (pid_ > 0) kill(pid_, sig);
+}
+
+bool Child::Send(const std::string& line) {
+  if (in_ < 0) return false;
+  const std::string text = line + "\n";
+  return write(in_, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
+std::unique_ptr<control::LocalCluster> StartCluster(const ClusterSpec& spec) {
+  control::LocalClusterOptions o;
+  o.nodes = spec.nodes;
+  o.region_size = spec.region_size;
+  o.backing = spec.backing;
+  o.quiverd = BinaryPath("quiverd");
+  o.name_prefix = spec.prefix;
+  o.daemon_args = spec.daemon_args;
+  o.limits = spec.limits;
+  auto c = control::LocalCluster::Start(o);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::move(*c) : nullptr;
+}
+
+bool Eventually(const std::function<bool()>& done, int timeout_ms) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+int64_t UsedBytes(const control::LocalCluster& cluster, uint32_t node) {
+  auto st = control::client::QueryClusterStatus(cluster.config().nodes[node], 5000);
+  if (!st.ok()) return -1;
+  for (const auto& n : st->nodes) {
+    if (n.node == node && n.online) return static_cast<int64_t>(n.used);
+  }
+  return -1;
+}
+
+int ThreadCount(pid_t pid) {
+  std::error_code ec;
+  int n = 0;
+  for (auto it = std::filesystem::directory_iterator(
+           "/proc/" + std::to_string(pid) + "/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return ec ? -1 : n;
+}
+
+Child StartReader(const control::LocalCluster& cluster, uint32_t node,
+                  const std::string& name, const std::vector<std::string>& prefix) {
+  std::vector<std::string> argv = prefix;
+  for (const std::string& a :
+       {BinaryPath("quiver"), std::string("demo-read"), std::string("--config"),
+        cluster.config_path(), std::string("--node"), std::to_string(node),
+        std::string("--name"), name, std::string("--hold")}) {
+    argv.push_back(a);
+  }
+  return Child::Start(argv);
+}
+
+std::string ResumReader(Child* reader) {
+  if (!reader->Send("sum")) return "";
+  return reader->WaitForLine("resum", 30000);
+}
+
+std::unique_ptr<RawSession> RawSession::Open(const control::LocalCluster& cluster,
+                                             uint32_t target, control::PeerRole role,
+                                             uint32_t as_node, bool unix_socket,
+                                             bool open_session) {
+  const auto& cfg = cluster.config();
+  const auto* node = cfg.FindNode(target);
+  if (node == nullptr) return nullptr;
+  auto s = std::make_unique<RawSession>();
+  if (unix_socket) {
+    auto ch = control::rpc::DialUnix(node->socket, 5000);
+    EXPECT_TRUE(ch.ok()) << ch.status().ToString();
+    if (!ch.ok()) return nullptr;
+    s->channel_ = std::move(*ch);
+  } else {
+    auto tls = control::TlsContext::Make(cfg.credentials, cfg.name, role, as_node, false);
+    EXPECT_TRUE(tls.ok()) << tls.status().ToString();
+    if (!tls.ok()) return nullptr;
+    s->tls_ = std::make_unique<control::TlsContext>(std::move(*tls));
+    const control::PeerIdentity expected{cfg.name, control::PeerRole::kDaemon, target};
+    auto ch = control::rpc::DialTls(node->control, *s->tls_, cfg.name, expected, 5000);
+    EXPECT_TRUE(ch.ok()) << ch.status().ToString();
+    if (!ch.ok()) return nullptr;
+    s->channel_ = std::move(*ch);
+  }
+  if (open_session) {
+    wire::OpenSessionRequest open;
+    open.set_pid(static_cast<int32_t>(getpid()));
+    auto r = s->Call(control::rpc::Method::kOpenSession, open);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return nullptr;
+  }
+  return s;
+}
+
+Result<std::string> RawSession::Call(control::rpc::Method method,
+                                     const google::protobuf::MessageLite& request,
+                                     int timeout_ms) {
+  return channel_->Call(control::rpc::MethodByte(method), request.SerializeAsString(),
+                        timeout_ms);
 }
 
 }  // namespace quiver::testing

@@ -1,10 +1,21 @@
-// Helpers for the multi-process cluster tests: child processes with pipes.
+// Helpers for the multi-process cluster tests: child processes with pipes,
+// clusters of real daemons, and raw protocol sessions for the attack tests.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "control/local_cluster.h"
+#include "control/rpc/channel.h"
+#include "control/rpc/methods.h"
+#include "control/rpc/wire.h"
+#include "control/tls/credentials.h"
 
 namespace quiver::testing {
 
@@ -23,6 +34,8 @@ class Child {
   std::string WaitForLine(const std::string& needle, int timeout_ms);
   // Everything read from stdout so far.
   const std::string& output() const { return out_; }
+  // Writes `line` and a newline to the child's stdin.
+  bool Send(const std::string& line);
   // Closes stdin (a --hold reader then exits) and waits; returns the exit
   // code (128 + signal if killed).
   int Finish(int timeout_ms = 60000);
@@ -38,5 +51,59 @@ class Child {
 
 // Path of a built binary (quiver, quiverd).
 std::string BinaryPath(const std::string& name);
+
+// A cluster of real daemons on this host (64 MiB regions by default).
+struct ClusterSpec {
+  int nodes = 3;
+  uint64_t region_size = 64ULL << 20;
+  memory::BackingKind backing = memory::BackingKind::kShm;
+  memory::ClusterLimits limits;
+  std::vector<std::string> daemon_args;
+  std::string prefix = "test";
+};
+std::unique_ptr<control::LocalCluster> StartCluster(const ClusterSpec& spec);
+
+// Polls `done` every 50 ms for up to `timeout_ms`; true once it holds.
+bool Eventually(const std::function<bool()>& done, int timeout_ms = 10000);
+
+// Bytes in live allocations of `node`'s region, as its daemon reports
+// (-1 if it does not answer).
+int64_t UsedBytes(const control::LocalCluster& cluster, uint32_t node);
+// Threads of a process (from /proc), -1 if it is gone.
+int ThreadCount(pid_t pid);
+
+// `quiver demo-read` of `name` on `node`, holding the table until its stdin
+// closes; "sum" on its stdin makes it sum the held arrays again.
+Child StartReader(const control::LocalCluster& cluster, uint32_t node,
+                  const std::string& name, const std::vector<std::string>& prefix = {});
+// Asks a holding reader to sum again; returns its "sums=..." line.
+std::string ResumReader(Child* reader);
+
+// A session speaking the protocol directly, as a client of `as_node` (TLS
+// with that node's client certificate, or the node's Unix socket), or as a
+// daemon: for tests that forge what a library would never send.
+class RawSession {
+ public:
+  static std::unique_ptr<RawSession> Open(const control::LocalCluster& cluster,
+                                          uint32_t target, control::PeerRole role,
+                                          uint32_t as_node, bool unix_socket = false,
+                                          bool open_session = true);
+  Result<std::string> Call(control::rpc::Method method,
+                           const google::protobuf::MessageLite& request,
+                           int timeout_ms = 10000);
+  template <typename Rep>
+  Status Call(control::rpc::Method method, const google::protobuf::MessageLite& request,
+              Rep* reply, int timeout_ms = 10000) {
+    auto bytes = Call(method, request, timeout_ms);
+    if (!bytes.ok()) return bytes.status();
+    if (!reply->ParseFromString(*bytes)) return Status::IOError("malformed reply");
+    return Status::OK();
+  }
+  control::rpc::Channel* channel() { return channel_.get(); }
+
+ private:
+  std::unique_ptr<control::TlsContext> tls_;
+  std::unique_ptr<control::rpc::Channel> channel_;
+};
 
 }  // namespace quiver::testing

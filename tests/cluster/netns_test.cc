@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "cluster/cluster_util.h"
-#include "quiver/control/local_cluster.h"
+#include "control/local_cluster.h"
 
 namespace quiver {
 namespace {

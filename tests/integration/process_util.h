@@ -89,7 +89,7 @@ inline memory::ClusterConfig TestCluster(
   static std::atomic<int> counter{0};
   memory::ClusterConfig c;
   c.name = "t" + std::to_string(getpid()) + "-" + tag + "-" + std::to_string(counter++);
-  c.token = "test-token";
+  c.credentials = "unused";
   c.granule = memory::PlatformCacheLineSize();
   for (int i = 0; i < nodes; ++i) {
     memory::NodeConfig n;

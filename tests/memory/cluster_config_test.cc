@@ -17,7 +17,7 @@ namespace {
 const char* kValid = R"(
 [cluster]
 name = "test"
-token = "secret"
+credentials = "creds"
 
 [[node]]
 id = 0
@@ -104,9 +104,9 @@ TEST(ClusterConfigTest, ByteSizes) {
 TEST(ClusterConfigTest, ErrorsNameTheField) {
   ExpectError("[cluster\nname=", "test.toml:");  // TOML syntax, with position
   ExpectError(With("name = \"test\"", "name = \"a b\""), "cluster.name");
-  ExpectError(With("token = \"secret\"", "token = \"secret\"\ngranule = 48"),
+  ExpectError(With("credentials = \"creds\"", "credentials = \"creds\"\ngranule = 48"),
               "cluster.granule");
-  ExpectError(With("token = \"secret\"", "token = \"secret\"\ngranule = 16"),
+  ExpectError(With("credentials = \"creds\"", "credentials = \"creds\"\ngranule = 16"),
               "cache line");
   ExpectError(With("id = 1", "id = 0"), "node id 0 appears twice");
   ExpectError(With("base = 0x300010000000", "base = 0x300000100000"), "overlaps node 0");
@@ -129,7 +129,7 @@ TEST(ClusterConfigTest, ErrorsNameTheField) {
   ExpectError(With("backing = \"incoherent\"\npath = \"/dev/shm/quiver-test-custom\"",
                    "backing = \"device\"\npath = \"/nonexistent/dax0.0\""),
               "node 1.path");
-  ExpectError("[cluster]\nname = \"x\"\ntoken = \"t\"\n", "no [[node]]");
+  ExpectError("[cluster]\nname = \"x\"\n", "no [[node]]");
 }
 
 TEST(ClusterConfigTest, DeviceNeedsHugePageAlignment) {
@@ -139,14 +139,13 @@ TEST(ClusterConfigTest, DeviceNeedsHugePageAlignment) {
   ExpectError(s, "(device-DAX)");
 }
 
-TEST(ClusterConfigTest, TokenIsOptional) {
-  auto r = ParseClusterConfig(With("token = \"secret\"\n", ""));
+TEST(ClusterConfigTest, TheOldSharedTokenIsRefused) {
+  // Nodes authenticate with certificates: a token would only suggest otherwise.
+  ExpectError(With("credentials = \"creds\"", "credentials = \"creds\"\ntoken = \"x\""),
+              "cluster.token is no longer used");
+  auto r = ParseClusterConfig(kValid);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->token, "");
-  const std::string toml = r->ToToml();
-  EXPECT_EQ(toml.find("token"), std::string::npos) << toml;
-  auto with_token = ParseClusterConfig(kValid).ValueOrDie();
-  EXPECT_EQ(ParseClusterConfig(with_token.ToToml()).ValueOrDie().token, "secret");
+  EXPECT_EQ(r->ToToml().find("token"), std::string::npos);
 }
 
 TEST(ClusterConfigTest, ControlPortsAreChecked) {
@@ -276,8 +275,7 @@ TEST_F(ConfigFileTest, AFileOverOneMebibyteIsRefused) {
 }
 
 TEST_F(ConfigFileTest, RelativeCredentialsAreResolvedNextToTheFile) {
-  const std::string text =
-      With("token = \"secret\"", "token = \"secret\"\ncredentials = \"creds\"");
+  const std::string text = std::string(kValid);
   // Parsing alone keeps the path as written.
   EXPECT_EQ(ParseClusterConfig(text).ValueOrDie().credentials, "creds");
   ASSERT_EQ(mkdir((dir_ + "/sub").c_str(), 0700), 0);
@@ -293,8 +291,9 @@ TEST_F(ConfigFileTest, RelativeCredentialsAreResolvedNextToTheFile) {
   ASSERT_TRUE(relative.ok()) << relative.status().ToString();
   EXPECT_EQ(relative->credentials, dir_ + "/sub/creds");
   // Absolute paths are kept; ToToml round-trips the value.
-  auto absolute = LoadPromptly(Write(
-      "abs.toml", With("token = \"secret\"", "credentials = \"/etc/quiver/creds\"")));
+  auto absolute =
+      LoadPromptly(Write("abs.toml", With("credentials = \"creds\"",
+                                          "credentials = \"/etc/quiver/creds\"")));
   ASSERT_TRUE(absolute.ok()) << absolute.status().ToString();
   EXPECT_EQ(absolute->credentials, "/etc/quiver/creds");
   EXPECT_EQ(ParseClusterConfig(absolute->ToToml()).ValueOrDie().credentials,

@@ -24,7 +24,7 @@
 #include "bench_report.h"
 #include "bench_suite.h"
 #include "commands.h"
-#include "quiver/control/local_cluster.h"
+#include "control/local_cluster.h"
 
 extern char** environ;
 

@@ -68,7 +68,7 @@ std::vector<ProgramSpec> MakePrograms() {
        420,
        "^BM_MallocFreeRandom/"},
       {"cluster",
-       "Tables 5.4, 5.5, Figure 5.1, ping: a 2-node cluster of quiverd daemons",
+       "Tables 5.4, 5.5, Figure 5.1, ping and publish: 2- and 8-node clusters of quiverd",
        {min_time},
        {{"QUIVER_BENCH_QUICK", "1"}},
        45,
@@ -292,9 +292,13 @@ std::vector<FigureSpec> MakeFigures() {
        "cluster", "BM_Malloc_remote/manual_time", us, "local allocator, 4 KiB",
        "BM_Malloc_local/manual_time", us,
        Pub(4990, "4.99 ms (σ 0.86)", "Groet thesis, Table 5.4", kThesisHw)});
-  add({"table-5.4", "table-5.4/remote-same-cpu", "remote, daemon and client on one CPU",
-       "cluster", "BM_Malloc_remote_same_cpu/manual_time", us, "local allocator, 4 KiB",
-       "BM_Malloc_local/manual_time", us, std::nullopt});
+  add({"table-5.4", "table-5.4/remote-vs-round-trip",
+       "remote: Malloc at node 1 (TLS), step 2 on every node", "cluster",
+       "BM_Malloc_remote/manual_time", us, "raw TCP round trip", "BM_TcpRoundTrip", us,
+       std::nullopt});
+  add({"table-5.4", "table-5.4/own-daemon", "local: Malloc at the node's daemon (Unix)",
+       "cluster", "BM_Malloc_own_daemon/manual_time", us, "raw Unix round trip",
+       "BM_SocketRoundTrip", us, std::nullopt});
 
   // Table 5.5.
   const std::string init_remote = "BM_Init1GiB/remote:1/manual_time";
@@ -409,18 +413,18 @@ std::vector<FigureSpec> MakeFigures() {
   }
 
   // §5.4.1.
-  add({"ping", "ping/peer-tcp", "Ping a peer's daemon (TCP)", "cluster",
-       "BM_Ping_peer_tcp", us, "socket round trip", "BM_SocketRoundTrip", us,
+  add({"ping", "ping/peer-tcp", "Ping a peer's daemon (mutual TLS over TCP)", "cluster",
+       "BM_Ping_peer_tcp", us, "raw TCP round trip", "BM_TcpRoundTrip", us,
        Pub(3230, "3.23 ms (σ² 0.636)", "Groet thesis, §5.4.1", kThesisHw)});
   add({"ping", "ping/local-unix", "Ping the node's daemon (Unix socket)", "cluster",
-       "BM_Ping_local_unix", us, "socket round trip", "BM_SocketRoundTrip", us,
+       "BM_Ping_local_unix", us, "raw Unix round trip", "BM_SocketRoundTrip", us,
        std::nullopt});
-  add({"ping", "ping/peer-tcp-same-cpu", "Ping a peer's daemon (TCP), one CPU", "cluster",
-       "BM_Ping_peer_tcp_same_cpu", us, "socket round trip, one CPU",
-       "BM_SocketRoundTrip_same_cpu", us, std::nullopt});
-  add({"ping", "ping/local-unix-same-cpu", "Ping the node's daemon (Unix), one CPU",
-       "cluster", "BM_Ping_local_unix_same_cpu", us, "socket round trip, one CPU",
-       "BM_SocketRoundTrip_same_cpu", us, std::nullopt});
+  add({"ping", "ping/publish-2-nodes", "Publish on 2 nodes (descriptor)", "cluster",
+       "BM_Publish_nodes/2/manual_time", us, "Ping a peer (TLS)", "BM_Ping_peer_tcp", us,
+       std::nullopt});
+  add({"ping", "ping/publish-8-nodes", "Publish on 8 nodes (descriptor)", "cluster",
+       "BM_Publish_nodes/8/manual_time", us, "Publish on 2 nodes",
+       "BM_Publish_nodes/2/manual_time", us, std::nullopt});
 
   // IPC.
   add({"ipc", "ipc/write-stream", "IPC stream write (column bytes)", "ipc",

@@ -19,10 +19,11 @@
 #include <thread>
 
 #include "commands.h"
+#include "control/client/admin.h"
+#include "control/local_cluster.h"
 #include "quiver/client.h"
 #include "quiver/columnar/builder.h"
-#include "quiver/control/local_cluster.h"
-#include "quiver/control/node_daemon.h"
+#include "quiverd/daemon_main.h"
 
 namespace quiver::cli {
 
@@ -41,6 +42,8 @@ enum Phase : uint64_t {
 };
 constexpr uint64_t kAllPhases = 63;
 constexpr int kPhaseTimeoutMs = 30 * 60 * 1000;
+// The demo gives up when no phase completes for this long.
+constexpr int kStallMs = 10 * 60 * 1000;
 
 double Ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
@@ -216,7 +219,7 @@ int DemoNodeCommand(const Args& in) {
 
     // Descriptor-only publishing: readable on every node when it returns.
     t0 = Clock::now();
-    QUIVER_RETURN_NOT_OK(client->Publish(batch, name, {first, false}));
+    QUIVER_RETURN_NOT_OK(client->Publish(batch, name, {.first_row = first}));
     out << "publish_ms=" << Ms(Clock::now() - t0) << "\n";
     QUIVER_ASSIGN_OR_RAISE(std::string desc,
                            control::EncodeDescriptor(*batch, client->local_pool()));
@@ -251,7 +254,8 @@ int DemoNodeCommand(const Args& in) {
       out << "full_ms=" << Ms(Clock::now() - t0) << "\n";
       out << "full_sent_bytes=" << sent.bytes_sent << "\n";
       // This node's own slice is already here.
-      QUIVER_RETURN_NOT_OK(client->Publish(batch, name + ".full", {first, true}));
+      QUIVER_RETURN_NOT_OK(client->Publish(batch, name + ".full",
+                                           {.first_row = first, .local_only = true}));
       QUIVER_RETURN_NOT_OK(phase(kSentFull));
       QUIVER_ASSIGN_OR_RAISE(
           auto full,
@@ -323,8 +327,16 @@ int DemoReadCommand(const Args& in) {
   if (hold) {
     std::printf("pinned\n");
     std::fflush(stdout);
-    char c;
-    while (std::fread(&c, 1, 1, stdin) == 1) {
+    // "sum" sums the held arrays again (their memory must not have changed,
+    // whatever happened to the table's name or its daemons meanwhile).
+    char line[256];
+    while (std::fgets(line, sizeof(line), stdin) != nullptr) {
+      if (std::string(line) != "sum\n") continue;
+      auto again = SumTable(**table);
+      if (!again.ok()) return Fail("sum", again.status(), kExitFailed);
+      std::printf("resum rows=%" PRIu64 " sums=%s sums_ok=%d\n", again->rows,
+                  again->ToString().c_str(), rows == 0 || *again == ExpectedSums(rows));
+      std::fflush(stdout);
     }
   }
   return sums_ok && zero_copy ? kExitOk : kExitFailed;
@@ -364,6 +376,85 @@ std::string Millis(double ms) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), ms < 10 ? "%.3f ms" : "%.1f ms", ms);
   return buf;
+}
+
+// Follows the workers until all have exited, printing each phase as every
+// node reaches it (the nodes' state words). Returns "" when they all ran to
+// their end, "interrupted" on ^C, or why it stopped them early: a worker
+// failed, a daemon died, or nothing moved for kStallMs. Stopped workers get
+// SIGTERM, then SIGKILL; `codes` receives every worker's exit code.
+std::string WatchWorkers(control::LocalCluster* cluster,
+                         const std::vector<pid_t>& workers, std::vector<int>* codes) {
+  const int nodes = static_cast<int>(workers.size());
+  const char* names[] = {"built their slices",     "published descriptors",
+                         "summed the HugeTable",   "sent full copies",
+                         "summed the full copies", "done"};
+  uint64_t reported = 0;
+  const auto start = Clock::now();
+  auto last_progress = start;
+  int alive = nodes;
+  std::string why;
+  while (alive > 0 && why.empty()) {
+    if (Interrupted()) why = "interrupted";
+    for (int i = 0; i < nodes; ++i) {
+      int status = 0;
+      if ((*codes)[i] == -1 && waitpid(workers[i], &status, WNOHANG) == workers[i]) {
+        (*codes)[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        --alive;
+        if ((*codes)[i] != 0 && why.empty()) {
+          why = "the worker of node " + std::to_string(i) + " failed (exit " +
+                std::to_string((*codes)[i]) + "); stopped the others";
+        }
+      }
+      if (why.empty() && cluster->Exited(i)) {
+        why =
+            "quiverd of node " + std::to_string(i) + " died; see " + cluster->log_path(i);
+      }
+    }
+    auto status = control::client::QueryClusterStatus(cluster->config().nodes[0], 2000);
+    if (status.ok()) {
+      uint64_t all = kAllPhases;
+      for (const auto& n : status->nodes) all &= n.flags;
+      for (int b = 0; b < 6; ++b) {
+        if ((all & (1ULL << b)) && !(reported & (1ULL << b))) {
+          reported |= 1ULL << b;
+          last_progress = Clock::now();
+          std::printf("  [%7.1f s] all nodes %s\n",
+                      std::chrono::duration<double>(Clock::now() - start).count(),
+                      names[b]);
+          std::fflush(stdout);
+        }
+      }
+    }
+    if (why.empty() &&
+        Clock::now() - last_progress > std::chrono::milliseconds(kStallMs)) {
+      why = "no node made progress for " + std::to_string(kStallMs / 1000) +
+            " s; stopped the workers";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Whatever still runs is stopped: politely, then for good.
+  for (int i = 0; i < nodes; ++i) {
+    if ((*codes)[i] == -1) kill(workers[i], SIGTERM);
+  }
+  for (int waited = 0; waited < 100 && alive > 0; ++waited) {
+    for (int i = 0; i < nodes; ++i) {
+      int status = 0;
+      if ((*codes)[i] == -1 && waitpid(workers[i], &status, WNOHANG) == workers[i]) {
+        (*codes)[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        --alive;
+      }
+    }
+    if (alive > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (int i = 0; i < nodes; ++i) {
+    if ((*codes)[i] == -1) {
+      kill(workers[i], SIGKILL);
+      waitpid(workers[i], nullptr, 0);
+      (*codes)[i] = 128 + SIGKILL;
+    }
+  }
+  return why;
 }
 
 }  // namespace
@@ -432,55 +523,15 @@ int ClusterDemoCommand(const Args& in) {
     if (!pid.ok()) return Fail("starting workers", pid.status(), kExitFailed);
     workers.push_back(*pid);
   }
-  // Progress: the nodes' state words, as the daemons see them.
-  auto watcher =
-      control::NodeClient::Make(control::NodeTarget(cluster->config().nodes[0], true),
-                                cluster->config().token, 0, 0, 0);
-  const char* names[] = {"built their slices",     "published descriptors",
-                         "summed the HugeTable",   "sent full copies",
-                         "summed the full copies", "done"};
-  uint64_t reported = 0;
-  auto start = Clock::now();
-  int alive = nodes;
   std::vector<int> codes(nodes, -1);
   // ^C or SIGTERM: stop the workers and the daemons and remove the
   // regions' backing files, which would otherwise stay in /dev/shm.
   CatchInterrupts();
-  while (alive > 0) {
-    if (Interrupted()) {
-      for (int i = 0; i < nodes; ++i) {
-        if (codes[i] == -1) kill(workers[i], SIGTERM);
-      }
-      for (int i = 0; i < nodes; ++i) {
-        if (codes[i] == -1) waitpid(workers[i], nullptr, 0);
-      }
-      (void)cluster->Stop();
-      std::fprintf(stderr, "quiver demo: interrupted; cluster stopped and cleaned up\n");
-      return 130;
-    }
-    for (int i = 0; i < nodes; ++i) {
-      int status = 0;
-      if (codes[i] == -1 && waitpid(workers[i], &status, WNOHANG) == workers[i]) {
-        codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        --alive;
-      }
-    }
-    rpc::StatusRequest req;
-    rpc::StatusReply rep;
-    if (watcher->Call(&rpc::Node::Stub::Status, &req, &rep, 2000, "Status").ok()) {
-      uint64_t all = kAllPhases;
-      for (const auto& n : rep.nodes()) all &= n.flags();
-      for (int b = 0; b < 6; ++b) {
-        if ((all & (1ULL << b)) && !(reported & (1ULL << b))) {
-          reported |= 1ULL << b;
-          std::printf("  [%7.1f s] all nodes %s\n",
-                      std::chrono::duration<double>(Clock::now() - start).count(),
-                      names[b]);
-          std::fflush(stdout);
-        }
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string stopped = WatchWorkers(cluster.get(), workers, &codes);
+  if (stopped == "interrupted") {
+    (void)cluster->Stop();
+    std::fprintf(stderr, "quiver demo: interrupted; cluster stopped and cleaned up\n");
+    return 130;
   }
   std::vector<NodeResult> res(nodes);
   bool ok = true;
@@ -541,6 +592,10 @@ int ClusterDemoCommand(const Args& in) {
     }
   }
   Status st = cluster->Stop();
+  if (!stopped.empty()) {
+    ok = false;
+    std::printf("\n  %s\n", stopped.c_str());
+  }
   std::printf("%s\n", ok ? "\nquiver demo: OK, every node's sums agree"
                          : "\nquiver demo: FAILED");
   return ok && st.ok() ? kExitOk : kExitFailed;
@@ -552,7 +607,7 @@ int NodeCommand(const Args& args) {
   std::vector<char*> argv;
   for (auto& x : a) argv.push_back(x.data());
   argv.push_back(nullptr);
-  return control::DaemonMain(static_cast<int>(a.size()), argv.data());
+  return control::daemon::DaemonMain(static_cast<int>(a.size()), argv.data());
 }
 
 }  // namespace quiver::cli

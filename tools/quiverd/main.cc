@@ -1,4 +1,6 @@
 // quiverd: the Quiver node daemon (also `quiver node`).
-#include "quiver/control/node_daemon.h"
+#include "daemon_main.h"
 
-int main(int argc, char** argv) { return quiver::control::DaemonMain(argc, argv); }
+int main(int argc, char** argv) {
+  return quiver::control::daemon::DaemonMain(argc, argv);
+}

@@ -89,9 +89,6 @@ struct ClusterLimits {
 
 struct ClusterConfig {
   std::string name;
-  // Deprecated shared secret; optional, superseded by `credentials`. Kept
-  // while code still reads it.
-  std::string token;
   // Directory of the cluster's TLS credentials (CA certificate, each node's
   // daemon and client certificates and keys), made by `quiver cluster
   // init`. A relative path is relative to the config file's folder.

@@ -1,230 +1,42 @@
+// quiver::Client: connecting, the pools, the coherency protocol's client
+// steps, publishing and reading tables. Barriers, status and the full-copy
+// baseline are in client_calls.cc.
 #include "quiver/client.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 #include <thread>
 
-#include "control/object_tag.h"
+#include "control/client/core.h"
+#include "control/rpc/wire.h"
 #include "quiver/coherence/flush.h"
-#include "quiver/columnar/ipc/writer.h"
 #include "quiver/control/descriptor.h"
 #include "quiver/memory/incoherent.h"
 
 namespace quiver {
 
 using control::BufferRange;
+using control::client::Core;
+using control::client::HeldPin;
+using control::client::Link;
 using util::Hex;
 
 namespace {
 
-constexpr int kFlushCallMs = 5000;
-constexpr int64_t kPieceBytes = 1 << 20;
-
-// Releases a Get's pin when the last array of it is gone.
-struct PinHandle {
-  std::shared_ptr<control::NodeClient> daemon;
-  uint64_t pin = 0;
-  ~PinHandle() {
-    rpc::ReleaseRequest req;
-    req.set_pin(pin);
-    rpc::Empty rep;
-    (void)daemon->Call(&rpc::Node::Stub::Release, &req, &rep, 5000, "Release");
+// Pins of one Get, released (by the background thread) when the last array
+// that uses them is gone.
+struct PinSet {
+  std::shared_ptr<Core> core;
+  std::vector<std::shared_ptr<HeldPin>> pins;
+  ~PinSet() {
+    for (auto& p : pins) core->QueueRelease(p);
   }
 };
 
-}  // namespace
-
-// What a publisher keeps alive until Unpublish: the batches, and the
-// buffers the descriptors needed anew (re-based offsets of sliced arrays).
-struct Client::PublishedEntry {
-  std::vector<RecordBatchPtr> batches;
-  std::vector<std::shared_ptr<Buffer>> scratch;
-};
-
-Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
-  std::unique_ptr<Client> c(new Client());
-  c->options_ = options;
-  c->node_ = options.node;
-  c->pid_ = static_cast<int32_t>(getpid());
-  QUIVER_ASSIGN_OR_RAISE(memory::ClusterConfig config,
-                         memory::LoadClusterConfig(options.config_path));
-  if (config.FindNode(options.node) == nullptr) {
-    return Status::Invalid("node ", options.node, " is not in ", options.config_path);
-  }
-  memory::ClusterMap::Options mo;
-  mo.create_own_region = false;
-  mo.wait_ready_ms = options.connect_timeout_ms;
-  QUIVER_ASSIGN_OR_RAISE(c->map_, memory::ClusterMap::Open(config, options.node, mo));
-  const auto& cfg = c->map_->config();
-  for (const auto& n : cfg.nodes) {
-    c->rpcs_[n.id] = control::NodeClient::Make(control::NodeTarget(n, n.id == c->node_),
-                                               cfg.token, n.id, c->node_, c->pid_);
-  }
-  // The local daemon must answer before anything else is done.
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(options.connect_timeout_ms);
-  for (;;) {
-    rpc::PingRequest req;
-    rpc::PingReply rep;
-    Status st = c->rpc(c->node_)->Call(&rpc::Node::Stub::Ping, &req, &rep, 1000, "Ping");
-    if (st.ok()) break;
-    if (std::chrono::steady_clock::now() > deadline) {
-      return st.WithContext("connecting to the daemon of node " +
-                            std::to_string(c->node_));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  // Pools: the local one works under the allocator's lock; the others ask
-  // the owners.
-  Client* self = c.get();
-  auto* alloc = c->map_->local_region()->allocator();
-  if (alloc == nullptr) return Status::Invalid("this node's region has no allocator");
-  auto local = std::make_unique<memory::RegionMemoryPool>(alloc, c->node_);
-  local->set_on_alloc([self, alloc](uint8_t* p, uint64_t size) {
-    QUIVER_RETURN_NOT_OK(alloc->SetTag(p, control::tag::Make(self->node_)));
-    return self->PreWriteFlush(reinterpret_cast<uint64_t>(p), size);
-  });
-  local->set_free_check([self](const memory::AllocationInfo& info) {
-    return control::tag::CheckFree(info, self->node_);
-  });
-  c->pools_[c->node_] = std::move(local);
-  for (const auto& n : cfg.nodes) {
-    if (n.id == c->node_) continue;
-    c->pools_[n.id] = std::make_unique<memory::RemoteMemoryPool>(n.id, self);
-  }
-  return c;
-}
-
-Client::~Client() {
-  // Published objects outlive this client and this process (readers may
-  // hold them): their arrays are never destroyed, as their pools die with
-  // this client. They stay reachable from here for the process's lifetime.
-  static auto* orphans = new std::vector<std::unique_ptr<PublishedEntry>>();
-  static std::mutex orphans_mu;
-  std::lock_guard<std::mutex> lock(mu_);
-  std::lock_guard<std::mutex> lock2(orphans_mu);
-  for (auto& [name, entry] : published_) orphans->push_back(std::move(entry));
-}
-
-MemoryPool* Client::pool(uint32_t node) {
-  auto it = pools_.find(node);
-  return it == pools_.end() ? nullptr : it->second.get();
-}
-
-control::NodeClient* Client::rpc(uint32_t node) {
-  auto it = rpcs_.find(node);
-  return it == rpcs_.end() ? nullptr : it->second.get();
-}
-
-// ---------------------------------------------------------------------------
-// The coherency protocol
-
-Status Client::PreWriteFlush(uint64_t address, uint64_t size) {
-  if (size == 0 || options_.skip_protocol_step_for_testing == 2) return Status::OK();
-  QUIVER_RETURN_NOT_OK(
-      coherence::FlushRange(reinterpret_cast<const void*>(address), size));
-  for (auto& [id, client] : rpcs_) {
-    if (id == node_) continue;  // this node's caches: the flush above
-    rpc::FlushRequest req;
-    control::AddRanges({{address, size}}, req.mutable_ranges());
-    rpc::Empty rep;
-    // Not waiting for an unreachable node: a node that is down holds
-    // nothing in its caches.
-    Status st = client->Call(&rpc::Node::Stub::Flush, &req, &rep, kFlushCallMs, "Flush",
-                             /*wait_for_ready=*/false);
-    if (!st.ok() && st.code() != StatusCode::kUnavailable) return st;
-  }
-  return Status::OK();
-}
-
-Result<uint64_t> Client::RemoteAllocate(uint32_t node, uint64_t size,
-                                        uint64_t alignment) {
-  rpc::MallocRequest req;
-  req.set_size(size);
-  req.set_alignment(alignment);
-  rpc::MallocReply rep;
-  QUIVER_RETURN_NOT_OK(rpc(node)->Call(&rpc::Node::Stub::Malloc, &req, &rep,
-                                       options_.call_timeout_ms, "Malloc"));
-  Status st = PreWriteFlush(rep.address(), rep.size());
-  if (!st.ok()) {
-    (void)RemoteFree(node, rep.address());
-    return st;
-  }
-  return rep.address();
-}
-
-Result<uint64_t> Client::RemoteReallocate(uint32_t node, uint64_t address,
-                                          uint64_t new_size, uint64_t alignment) {
-  // What this process wrote must be in memory before the owner copies it.
-  auto* region = map_->region(node);
-  if (region == nullptr) return Status::Invalid("no node ", node);
-  // The old size is not known here: write back up to the new size or the
-  // region's end, whichever is smaller (writing back clean lines is cheap).
-  const uint64_t end = reinterpret_cast<uint64_t>(region->base()) + region->size();
-  QUIVER_RETURN_NOT_OK(coherence::FlushRange(reinterpret_cast<const void*>(address),
-                                             std::min(new_size, end - address)));
-  rpc::ReallocRequest req;
-  req.set_address(address);
-  req.set_new_size(new_size);
-  req.set_alignment(alignment);
-  rpc::MallocReply rep;
-  QUIVER_RETURN_NOT_OK(rpc(node)->Call(&rpc::Node::Stub::Realloc, &req, &rep,
-                                       options_.call_timeout_ms, "Realloc"));
-  QUIVER_RETURN_NOT_OK(PreWriteFlush(rep.address(), rep.size()));
-  return rep.address();
-}
-
-Status Client::RemoteFree(uint32_t node, uint64_t address) {
-  rpc::FreeRequest req;
-  req.set_address(address);
-  rpc::Empty rep;
-  return rpc(node)->Call(&rpc::Node::Stub::Free, &req, &rep, options_.call_timeout_ms,
-                         "Free");
-}
-
-Status Client::SealRanges(const std::vector<BufferRange>& ranges, bool remote_too) {
-  auto grouped = control::GroupByOwner(config(), ranges);
-  if (!grouped.ok()) {
-    return grouped.status().WithContext("sealing: build with a pool of quiver::Client");
-  }
-  const control::RangesByNode& by_owner = *grouped;
-  for (auto& [owner, list] : by_owner) {
-    if (owner == node_) {
-      auto* alloc = map_->local_region()->allocator();
-      for (const auto& r : list) {
-        QUIVER_RETURN_NOT_OK(
-            alloc
-                ->UpdateTag(reinterpret_cast<const uint8_t*>(r.address), r.length, true,
-                            [&](const memory::AllocationInfo&, uint64_t* t) {
-                              *t |= control::tag::kSealed;
-                              return Status::OK();
-                            })
-                .status());
-      }
-      continue;
-    }
-    if (!remote_too) continue;
-    // Step 4: what this process wrote into another node's memory leaves its
-    // caches (FlushRange fences before and after).
-    for (const auto& r : list) {
-      if (options_.skip_protocol_step_for_testing == 4) break;
-      QUIVER_RETURN_NOT_OK(
-          coherence::FlushRange(reinterpret_cast<const void*>(r.address), r.length));
-    }
-    rpc::SealRequest req;
-    control::AddRanges(list, req.mutable_ranges());
-    rpc::Empty rep;
-    QUIVER_RETURN_NOT_OK(rpc(owner)->Call(&rpc::Node::Stub::Seal, &req, &rep,
-                                          options_.call_timeout_ms, "Seal"));
-  }
-  return Status::OK();
-}
-
-namespace {
 // Every buffer the batch references (children and dictionaries included),
-// whole: a sliced array still seals the allocations it lies in.
+// whole: a sliced array still seals the allocation it lies in.
 void CollectRanges(const ArrayData& d, std::vector<BufferRange>* out) {
   for (const auto& b : d.buffers) {
     if (b != nullptr && b->size() > 0) {
@@ -235,58 +47,253 @@ void CollectRanges(const ArrayData& d, std::vector<BufferRange>* out) {
   for (const auto& c : d.child_data) CollectRanges(*c, out);
   if (d.dictionary) CollectRanges(*d.dictionary, out);
 }
-}  // namespace
 
-Status Client::Seal(const RecordBatch& batch) {
-  std::vector<BufferRange> ranges;
+std::vector<BufferRange> RangesOf(const RecordBatch& batch) {
+  std::vector<BufferRange> out;
   for (int i = 0; i < batch.num_columns(); ++i)
-    CollectRanges(*batch.column(i)->data(), &ranges);
-  return SealRanges(ranges);
+    CollectRanges(*batch.column(i)->data(), &out);
+  return out;
 }
 
-Status Client::Seal(const Table& table) {
-  QUIVER_ASSIGN_OR_RAISE(auto batches, table.ToRecordBatches());
-  for (const auto& b : batches) QUIVER_RETURN_NOT_OK(Seal(*b));
+// Non-empty ranges grouped by the node whose region holds each.
+Result<std::map<uint32_t, std::vector<BufferRange>>> ByOwner(
+    const memory::ClusterConfig& config, const std::vector<BufferRange>& ranges) {
+  std::map<uint32_t, std::vector<BufferRange>> out;
+  for (const auto& r : ranges) {
+    if (r.length == 0) continue;
+    const auto* n = config.NodeOfAddress(r.address, r.length);
+    if (n == nullptr) {
+      return Status::Invalid("buffer [", Hex(r.address), ", +", r.length,
+                             ") is not inside one region of the cluster (build the "
+                             "batch with a pool of quiver::Client)");
+    }
+    out[n->id].push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  std::unique_ptr<Client> c(new Client());
+  c->options_ = options;
+  QUIVER_ASSIGN_OR_RAISE(c->core_, Core::Make(options));
+  // The own daemon must answer before anything else is done.
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(options.connect_timeout_ms);
+  for (;;) {
+    Status st = c->core_->link(options.node)->Open().status();
+    if (st.ok()) break;
+    if (std::chrono::steady_clock::now() > deadline) return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const auto& n : c->core_->config().nodes) {
+    c->pools_.push_back(std::make_unique<memory::RemoteMemoryPool>(n.id, c.get()));
+  }
+  return c;
+}
+
+Client::~Client() {
+  // Pools die with the client, and the arrays built from them must have gone
+  // first; arrays from Get keep the core (and their sessions) alive.
+  pools_.clear();
+  if (core_.use_count() == 1) core_->Shutdown();
+}
+
+Status Client::Close() {
+  Status st = core_->Drain();
+  core_->Shutdown();
+  return st;
+}
+
+uint32_t Client::node_id() const { return options_.node; }
+const memory::ClusterConfig& Client::config() const { return core_->config(); }
+memory::ClusterMap* Client::cluster() { return core_->map(); }
+
+MemoryPool* Client::pool(uint32_t node) {
+  const auto& nodes = config().nodes;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].id == node) return pools_[i].get();
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Memory: every allocation is made by its region's owner, for this client's
+// session there; the owner runs protocol step 2 on every node before it
+// answers, this process drops its own (emulated) copies.
+
+Result<uint64_t> Client::RemoteAllocate(uint32_t node, uint64_t size,
+                                        uint64_t alignment) {
+  Link* l = core_->link(node);
+  if (l == nullptr) return Status::Invalid("no node ", node, " in the cluster");
+  wire::MallocRequest req;
+  req.set_size(size);
+  req.set_alignment(alignment);
+  wire::MallocReply rep;
+  QUIVER_RETURN_NOT_OK(
+      l->Call(control::rpc::Method::kMalloc, req, &rep, options_.call_timeout_ms));
+  core_->Allocated(node, rep.address(), rep.size(), l->view().epoch);
+  Status st;
+  if (memory::FlushIfEmulated(reinterpret_cast<void*>(rep.address()), rep.size(), &st)) {
+    QUIVER_RETURN_NOT_OK(st);
+  }
+  return rep.address();
+}
+
+Result<uint64_t> Client::RemoteReallocate(uint32_t node, uint64_t address,
+                                          uint64_t new_size, uint64_t alignment) {
+  Link* l = core_->link(node);
+  if (l == nullptr) return Status::Invalid("no node ", node, " in the cluster");
+  // What this process wrote must be in memory before the owner copies it.
+  const uint64_t old = core_->AllocatedSize(node, address);
+  if (old != 0 && node != options_.node) {
+    QUIVER_RETURN_NOT_OK(
+        coherence::FlushRange(reinterpret_cast<const void*>(address), old));
+  }
+  wire::ReallocRequest req;
+  req.set_address(address);
+  req.set_new_size(new_size);
+  req.set_alignment(alignment);
+  wire::MallocReply rep;
+  QUIVER_RETURN_NOT_OK(
+      l->Call(control::rpc::Method::kRealloc, req, &rep, options_.call_timeout_ms));
+  core_->Forget(node, address);
+  core_->Allocated(node, rep.address(), rep.size(), l->view().epoch);
+  Status st;
+  if (memory::FlushIfEmulated(reinterpret_cast<void*>(rep.address()), rep.size(), &st)) {
+    QUIVER_RETURN_NOT_OK(st);
+  }
+  return rep.address();
+}
+
+Status Client::RemoteFree(uint32_t node, uint64_t address) {
+  core_->QueueFree(node, address);
   return Status::OK();
 }
 
 // ---------------------------------------------------------------------------
-// Publishing
+// Sealing: step 4 (flush what this process wrote into other nodes' memory),
+// then step 5 at every owner, all owners at once.
+
+Status Client::SealRanges(const std::vector<BufferRange>& ranges, bool flush_remote) {
+  QUIVER_ASSIGN_OR_RAISE(auto by_owner, ByOwner(config(), ranges));
+  std::vector<std::pair<Link*, Link::Pending>> pending;
+  for (auto& [owner, list] : by_owner) {
+    if (owner != options_.node && flush_remote &&
+        options_.skip_protocol_step_for_testing != 4) {
+      for (const auto& r : list) {
+        QUIVER_RETURN_NOT_OK(
+            coherence::FlushRange(reinterpret_cast<const void*>(r.address), r.length));
+      }
+    }
+    wire::SealRequest req;
+    control::ToWire(list, req.mutable_ranges());
+    Link* l = core_->link(owner);
+    pending.emplace_back(l, l->Start(control::rpc::Method::kSeal, req));
+  }
+  Status first;
+  for (auto& [l, p] : pending) {
+    Status st = l->Finish(&p, nullptr, options_.call_timeout_ms);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+Status Client::Seal(const RecordBatch& batch) {
+  return SealRanges(RangesOf(batch), true);
+}
+
+Status Client::Seal(const Table& table) {
+  QUIVER_ASSIGN_OR_RAISE(auto batches, table.ToRecordBatches());
+  std::vector<BufferRange> all;
+  for (const auto& b : batches) {
+    auto r = RangesOf(*b);
+    all.insert(all.end(), r.begin(), r.end());
+  }
+  return SealRanges(all, true);
+}
+
+// ---------------------------------------------------------------------------
+// Publishing: one request per home (the lowest node holding a chunk's
+// buffers), which seals what lies there, keeps the record and registers
+// the chunks on every node before it answers.
 
 Status Client::PublishBatches(const std::vector<RecordBatchPtr>& batches,
                               const std::string& name, const PublishOptions& options) {
-  auto entry = std::make_unique<PublishedEntry>();
-  uint64_t row = options.first_row;
-  for (const auto& batch : batches) {
+  struct Planned {
+    wire::Chunk chunk;
     std::vector<BufferRange> ranges;
+  };
+  std::map<uint32_t, std::vector<Planned>> by_home;
+  std::vector<std::shared_ptr<Buffer>> scratch;  // alive until published
+  std::vector<BufferRange> elsewhere;            // to seal before publishing
+  uint64_t row = options.first_row.value_or(0);
+  for (const auto& batch : batches) {
+    Planned p;
     QUIVER_ASSIGN_OR_RAISE(
         std::string desc,
-        control::EncodeDescriptor(*batch, local_pool(), &ranges, &entry->scratch));
-    QUIVER_RETURN_NOT_OK(SealRanges(ranges, !options.sealed));
-    rpc::PublishRequest req;
-    req.set_name(name);
-    req.set_local_only(options.local_only);
-    auto* chunk = req.mutable_chunk();
-    chunk->set_first_row(row);
-    chunk->set_num_rows(static_cast<uint64_t>(batch->num_rows()));
-    chunk->set_batch_descriptor(std::move(desc));
-    rpc::Empty rep;
-    QUIVER_RETURN_NOT_OK(rpc(node_)->Call(&rpc::Node::Stub::Publish, &req, &rep,
-                                          options_.call_timeout_ms, "Publish"));
+        control::EncodeDescriptor(*batch, local_pool(), &p.ranges, &scratch));
+    QUIVER_ASSIGN_OR_RAISE(auto owners, ByOwner(config(), p.ranges));
+    // A local-only table is registered by this node's daemon, wherever its
+    // memory is; any other chunk by the lowest node holding its buffers.
+    const uint32_t home =
+        owners.empty() || options.local_only ? options_.node : owners.begin()->first;
+    for (auto& [owner, list] : owners) {
+      if (owner != options_.node && options_.skip_protocol_step_for_testing != 4) {
+        for (const auto& r : list) {
+          QUIVER_RETURN_NOT_OK(
+              coherence::FlushRange(reinterpret_cast<const void*>(r.address), r.length));
+        }
+      }
+      if (owner != home) elsewhere.insert(elsewhere.end(), list.begin(), list.end());
+    }
+    p.chunk.set_batch_descriptor(std::move(desc));
+    p.chunk.set_first_row(row);
+    p.chunk.set_num_rows(static_cast<uint64_t>(batch->num_rows()));
+    p.chunk.set_local_only(options.local_only);
     row += static_cast<uint64_t>(batch->num_rows());
-    entry->batches.push_back(batch);
+    by_home[home].push_back(std::move(p));
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  auto& slot = published_[name];
-  if (slot) {
-    slot->batches.insert(slot->batches.end(), entry->batches.begin(),
-                         entry->batches.end());
-    slot->scratch.insert(slot->scratch.end(), entry->scratch.begin(),
-                         entry->scratch.end());
-  } else {
-    slot = std::move(entry);
+  // A table spread over several homes is registered piece by piece: its
+  // chunks are placed by row, as a HugeTable's are.
+  const bool explicit_rows = options.first_row.has_value() || by_home.size() > 1;
+  if (!elsewhere.empty()) QUIVER_RETURN_NOT_OK(SealRanges(elsewhere, false));
+  std::vector<std::tuple<uint32_t, Link*, Link::Pending>> pending;
+  for (auto& [home, planned] : by_home) {
+    wire::PublishRequest req;
+    req.set_name(name);
+    req.set_seal(true);
+    for (auto& p : planned) {
+      p.chunk.set_explicit_rows(explicit_rows);
+      *req.add_chunks() = std::move(p.chunk);
+    }
+    Link* l = core_->link(home);
+    pending.emplace_back(home, l, l->Start(control::rpc::Method::kPublish, req));
   }
-  return Status::OK();
+  Status first;
+  std::vector<std::pair<Link*, std::vector<uint64_t>>> done;
+  for (auto& [home, l, p] : pending) {
+    wire::PublishReply rep;
+    Status st = l->Finish(&p, &rep, options_.call_timeout_ms);
+    if (st.ok()) {
+      done.emplace_back(
+          l, std::vector<uint64_t>(rep.chunk_ids().begin(), rep.chunk_ids().end()));
+    } else if (first.ok()) {
+      first = st;
+    }
+  }
+  if (!first.ok()) {
+    // All or nothing: take back what other homes registered.
+    for (auto& [l, ids] : done) {
+      wire::UnpublishRequest un;
+      un.set_name(name);
+      for (uint64_t id : ids) un.add_chunk_ids(id);
+      (void)l->Call(control::rpc::Method::kUnpublish, un, nullptr,
+                    options_.call_timeout_ms);
+    }
+  }
+  return first;
 }
 
 Status Client::Publish(const RecordBatchPtr& batch, const std::string& name,
@@ -299,49 +306,109 @@ Status Client::Publish(const TablePtr& table, const std::string& name,
                        const PublishOptions& options) {
   if (table == nullptr) return Status::Invalid("Publish of a null table");
   QUIVER_ASSIGN_OR_RAISE(auto batches, table->ToRecordBatches());
+  if (batches.empty()) return Status::Invalid("Publish of a table without batches");
   return PublishBatches(batches, name, options);
 }
 
 Status Client::Unpublish(const std::string& name) {
-  rpc::UnpublishRequest req;
-  req.set_name(name);
-  rpc::Empty rep;
-  QUIVER_RETURN_NOT_OK(rpc(node_)->Call(&rpc::Node::Stub::Unpublish, &req, &rep,
-                                        options_.call_timeout_ms, "Unpublish"));
-  std::unique_ptr<PublishedEntry> entry;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = published_.find(name);
-    if (it != published_.end()) {
-      entry = std::move(it->second);
-      published_.erase(it);
+  wire::LookupRequest look;
+  look.set_name(name);
+  wire::LookupReply found;
+  QUIVER_RETURN_NOT_OK(
+      core_->link(options_.node)
+          ->Call(control::rpc::Method::kLookup, look, &found, options_.call_timeout_ms));
+  std::set<uint32_t> homes;
+  for (const auto& c : found.chunks()) homes.insert(c.home());
+  std::vector<std::pair<Link*, Link::Pending>> pending;
+  for (uint32_t h : homes) {
+    wire::UnpublishRequest req;
+    req.set_name(name);
+    Link* l = core_->link(h);
+    pending.emplace_back(l, l->Start(control::rpc::Method::kUnpublish, req));
+  }
+  uint32_t removed = 0;
+  Status refused, failed;
+  for (auto& [l, p] : pending) {
+    wire::UnpublishReply rep;
+    Status st = l->Finish(&p, &rep, options_.call_timeout_ms);
+    if (st.ok()) {
+      removed += rep.removed();
+    } else if (st.code() == StatusCode::kPermissionDenied) {
+      if (refused.ok()) refused = st;
+    } else if (failed.ok()) {
+      failed = st;
     }
   }
-  // The creator frees (when the caller holds no more references).
-  entry.reset();
+  if (!failed.ok()) return failed;
+  if (removed == 0 && !refused.ok()) return refused;
   return Status::OK();
 }
 
+// ---------------------------------------------------------------------------
+// Reading: the chunks from this node's daemon (which pins what lies in its
+// region), then pins at every other owner at once.
+
 Result<std::vector<control::PositionedChunk>> Client::GetChunks(
     const std::string& name, const GetOptions& options) {
-  rpc::GetRequest req;
-  req.set_name(name);
-  req.set_wait_ms(options.wait_ms);
-  req.set_min_chunks(options.min_chunks);
-  rpc::GetReply rep;
-  const int timeout = options_.call_timeout_ms + static_cast<int>(options.wait_ms);
+  wire::LookupRequest look;
+  look.set_name(name);
+  look.set_wait_ms(options.wait_ms);
+  look.set_min_chunks(options.min_chunks);
+  look.set_pin(true);
+  wire::LookupReply found;
+  Link* own = core_->link(options_.node);
   QUIVER_RETURN_NOT_OK(
-      rpc(node_)->Call(&rpc::Node::Stub::Get, &req, &rep, timeout, "Get"));
-  auto pin = std::make_shared<PinHandle>();
-  pin->daemon = rpcs_[node_];
-  pin->pin = rep.pin();
+      own->Call(control::rpc::Method::kLookup, look, &found,
+                options_.call_timeout_ms + static_cast<int>(options.wait_ms)));
+  auto pins = std::make_shared<PinSet>();
+  pins->core = core_;
+  std::map<uint32_t, std::vector<uint64_t>> ids_at;
+  for (const auto& c : found.chunks()) {
+    for (uint32_t o : c.owners()) ids_at[o].push_back(c.id());
+  }
+  if (!found.pin().empty()) {
+    pins->pins.push_back(core_->AddPin(options_.node, found.pin(), own->view().epoch,
+                                       ids_at[options_.node], {}));
+  }
+  for (int attempt = 0;; ++attempt) {
+    std::vector<std::tuple<uint32_t, Link*, Link::Pending>> pending;
+    for (uint32_t owner : found.pin_owners()) {
+      bool have = false;
+      for (auto& p : pins->pins) have = have || p->owner == owner;
+      if (have) continue;
+      wire::PinRequest req;
+      for (uint64_t id : ids_at[owner]) req.add_chunk_ids(id);
+      Link* l = core_->link(owner);
+      if (l == nullptr)
+        return Status::IOError("chunk owner ", owner, " is not in the config");
+      pending.emplace_back(owner, l, l->Start(control::rpc::Method::kPin, req));
+    }
+    Status missing;
+    for (auto& [owner, l, p] : pending) {
+      wire::PinReply rep;
+      Status st = l->Finish(&p, &rep, options_.call_timeout_ms);
+      if (st.ok()) {
+        pins->pins.push_back(
+            core_->AddPin(owner, rep.pin(), l->view().epoch, ids_at[owner], {}));
+      } else if (missing.ok()) {
+        missing = st;
+      }
+    }
+    if (missing.ok()) break;
+    // An owner may not have the chunks registered yet (it registers them
+    // while the home answers the publisher): a moment later it has.
+    if (missing.code() != StatusCode::kNotFound || attempt == 5) {
+      return missing.WithContext("pinning '" + name + "'");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   // Only ranges inside regions mapped here are accepted. In a region seen
   // through the non-coherent emulator this process is a node's cache of its
   // own: it drops its copies of the object's lines, as every node's daemon
-  // did for its node at allocation (protocol step 2).
+  // did for its node when the object was allocated (protocol step 2).
   auto validator = [this](uint64_t address, uint64_t length) -> Status {
     const void* p = reinterpret_cast<const void*>(address);
-    if (map_->RegionOf(p, length) == nullptr) {
+    if (cluster()->RegionOf(p, length) == nullptr) {
       return Status::Invalid("buffer [", Hex(address), ", +", length,
                              ") is not inside a region mapped in this process");
     }
@@ -350,14 +417,26 @@ Result<std::vector<control::PositionedChunk>> Client::GetChunks(
     return Status::OK();
   };
   std::vector<control::PositionedChunk> out;
-  for (const auto& c : rep.chunks()) {
-    auto batch = control::DecodeDescriptor(c.batch_descriptor(), validator, pin);
+  std::map<uint32_t, std::vector<BufferRange>> read_at;
+  for (const auto& c : found.chunks()) {
+    auto batch = control::DecodeDescriptor(c.batch_descriptor(), validator, pins);
     if (!batch.ok()) {
       return batch.status().WithContext("chunk of node " + std::to_string(c.publisher()) +
                                         " at row " + std::to_string(c.first_row()) +
                                         " of '" + name + "'");
     }
+    auto by_owner = ByOwner(config(), RangesOf(**batch));
+    if (by_owner.ok()) {
+      for (auto& [o, list] : *by_owner) {
+        read_at[o].insert(read_at[o].end(), list.begin(), list.end());
+      }
+    }
     out.push_back({c.first_row(), c.publisher(), std::move(*batch)});
+  }
+  // What each pin covers, should its owner restart and need it re-claimed.
+  for (auto& p : pins->pins) {
+    std::lock_guard<std::mutex> lock(p->mu);
+    p->ranges = read_at[p->owner];
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.first_row < b.first_row; });
@@ -377,116 +456,6 @@ Result<TablePtr> Client::GetHugeTable(const std::string& name,
   auto table = control::AssembleHugeTable(std::move(chunks));
   if (!table.ok()) return table.status().WithContext("HugeTable '" + name + "'");
   return table;
-}
-
-// ---------------------------------------------------------------------------
-// The full-copy baseline
-
-Result<SendFullStats> Client::SendTableFull(const TablePtr& table,
-                                            const std::string& name, uint64_t first_row,
-                                            std::vector<uint32_t> nodes) {
-  if (table == nullptr) return Status::Invalid("SendTableFull of a null table");
-  if (nodes.empty()) {
-    for (const auto& n : config().nodes) {
-      if (n.id != node_) nodes.push_back(n.id);
-    }
-  }
-  for (uint32_t n : nodes) {
-    if (rpc(n) == nullptr) return Status::Invalid("no node ", n, " in the cluster");
-  }
-  QUIVER_ASSIGN_OR_RAISE(auto stream,
-                         ipc::SerializeTable(*table, ipc::IpcFormat::kStream));
-  std::vector<Status> results(nodes.size());
-  std::vector<std::thread> senders;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    senders.emplace_back([&, i] {
-      // The receiver's TCP address even on this node: the baseline is a
-      // network transfer.
-      const auto* cfg = config().FindNode(nodes[i]);
-      auto client =
-          control::NodeClient::Make(cfg->control, config().token, nodes[i], node_, pid_);
-      grpc::ClientContext ctx;
-      client->Prepare(&ctx, options_.call_timeout_ms);
-      rpc::SendTableFullReply reply;
-      auto writer = client->stub()->SendTableFull(&ctx, &reply);
-      const int64_t total = stream->size();
-      for (int64_t off = 0; off < total || off == 0; off += kPieceBytes) {
-        rpc::TablePiece piece;
-        if (off == 0) {
-          client->FillCaller(piece.mutable_caller());
-          piece.set_name(name);
-          piece.set_total_bytes(static_cast<uint64_t>(total));
-          piece.set_first_row(first_row);
-        }
-        piece.set_data(stream->data() + off,
-                       static_cast<size_t>(std::min<int64_t>(kPieceBytes, total - off)));
-        if (!writer->Write(piece)) break;
-      }
-      writer->WritesDone();
-      results[i] = client->Check(writer->Finish(), "SendTableFull");
-      if (results[i].ok() &&
-          reply.num_rows() != static_cast<uint64_t>(table->num_rows())) {
-        results[i] = Status::IOError("node ", nodes[i], " decoded ", reply.num_rows(),
-                                     " rows of ", table->num_rows());
-      }
-    });
-  }
-  for (auto& t : senders) t.join();
-  for (auto& st : results) QUIVER_RETURN_NOT_OK(st);
-  SendFullStats stats;
-  stats.stream_bytes = static_cast<uint64_t>(stream->size());
-  stats.bytes_sent = stats.stream_bytes * nodes.size();
-  stats.rows = static_cast<uint64_t>(table->num_rows());
-  stats.receivers = static_cast<uint32_t>(nodes.size());
-  return stats;
-}
-
-// ---------------------------------------------------------------------------
-// Barriers and catalogue
-
-Status Client::SetState(uint64_t flags, uint64_t mask) {
-  rpc::SetStateRequest req;
-  req.set_flags(flags);
-  req.set_mask(mask);
-  rpc::Empty rep;
-  return rpc(node_)->Call(&rpc::Node::Stub::SetState, &req, &rep,
-                          options_.call_timeout_ms, "SetState");
-}
-
-Status Client::SyncWait(uint64_t flags, uint64_t mask, int timeout_ms,
-                        std::vector<uint32_t> nodes) {
-  rpc::SyncWaitRequest req;
-  req.set_flags(flags);
-  req.set_mask(mask);
-  req.set_timeout_ms(static_cast<uint32_t>(timeout_ms));
-  for (uint32_t n : nodes) req.add_nodes(n);
-  rpc::Empty rep;
-  return rpc(node_)->Call(&rpc::Node::Stub::SyncWait, &req, &rep, timeout_ms + 5000,
-                          "SyncWait");
-}
-
-Status Client::WaitAllOnline(int timeout_ms) {
-  rpc::WaitAllOnlineRequest req;
-  req.set_timeout_ms(static_cast<uint32_t>(timeout_ms));
-  rpc::Empty rep;
-  return rpc(node_)->Call(&rpc::Node::Stub::WaitAllOnline, &req, &rep, timeout_ms + 5000,
-                          "WaitAllOnline");
-}
-
-Result<rpc::ListReply> Client::List() {
-  rpc::ListRequest req;
-  rpc::ListReply rep;
-  QUIVER_RETURN_NOT_OK(rpc(node_)->Call(&rpc::Node::Stub::List, &req, &rep,
-                                        options_.call_timeout_ms, "List"));
-  return rep;
-}
-
-Result<rpc::StatusReply> Client::ClusterStatus() {
-  rpc::StatusRequest req;
-  rpc::StatusReply rep;
-  QUIVER_RETURN_NOT_OK(rpc(node_)->Call(&rpc::Node::Stub::Status, &req, &rep,
-                                        options_.call_timeout_ms, "Status"));
-  return rep;
 }
 
 }  // namespace quiver

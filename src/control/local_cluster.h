@@ -1,11 +1,13 @@
 // LocalCluster: a whole Quiver cluster on this host, one `quiverd` process
 // per node, for `quiver demo`, the tests and the benchmarks.
 //
-// Start() writes a cluster file into a fresh directory (unique name, free
-// TCP ports, non-overlapping region bases, shm or incoherent backings),
-// starts one daemon per node and waits until every daemon accepts
-// connections. Stop() (also the destructor) sends SIGTERM, waits, and
-// removes sockets, backing files and the directory. Not thread-safe.
+// Start() makes a fresh directory (mode 0700) holding new credentials (a
+// CA and every node's certificates, fresh random keys each time) and a
+// cluster file (unique name, free TCP ports, non-overlapping region bases,
+// shm or incoherent backings), starts one daemon per node and waits until
+// every daemon accepts connections. Stop() (also the destructor) sends
+// SIGTERM, waits, and removes sockets, backing files, credentials and the
+// directory. Internal (tools, tests, benchmarks). Not thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -33,6 +35,8 @@ struct LocalClusterOptions {
   std::vector<std::string> hosts;
   // Extra arguments for every daemon (e.g. {"--max-malloc", "1MiB"}).
   std::vector<std::string> daemon_args;
+  // The cluster's [limits] (quotas, rates, leases, restart grace).
+  memory::ClusterLimits limits;
   int start_timeout_ms = 30000;
   std::string log_dir;  // where daemon logs go (default: the cluster dir)
 };
@@ -53,6 +57,8 @@ class LocalCluster {
   Status Kill(int node, int sig);
   // Starts node `node`'s daemon again (it takes over its region).
   Status Restart(int node);
+  // Whether node `node`'s daemon process has exited (reaps it if so).
+  bool Exited(int node);
 
  private:
   LocalCluster() = default;

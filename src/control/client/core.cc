@@ -1,0 +1,261 @@
+#include "control/client/core.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "control/rpc/wire.h"
+
+namespace quiver::control::client {
+
+namespace {
+
+constexpr int kReclaimPollMs = 50;
+constexpr int kDrainTimeoutMs = 10000;
+
+}  // namespace
+
+Result<std::shared_ptr<Core>> Core::Make(const ClientOptions& options) {
+  // OpenSSL writes to sockets with write(): a daemon that goes away while
+  // we send must give an error, not kill this process with SIGPIPE.
+  struct sigaction old {};
+  if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
+  std::shared_ptr<Core> c(new Core(options));
+  QUIVER_ASSIGN_OR_RAISE(memory::ClusterConfig config,
+                         memory::LoadClusterConfig(options.config_path));
+  if (config.FindNode(options.node) == nullptr) {
+    return Status::Invalid("node ", options.node, " is not in ", options.config_path);
+  }
+  memory::ClusterMap::Options mo;
+  mo.create_own_region = false;
+  mo.wait_ready_ms = options.connect_timeout_ms;
+  QUIVER_ASSIGN_OR_RAISE(c->map_, memory::ClusterMap::Open(config, options.node, mo));
+  const auto& cfg = c->map_->config();
+  const bool any_remote = cfg.nodes.size() > 1;
+  if (any_remote) {
+    if (cfg.credentials.empty()) {
+      return Status::Invalid(options.config_path,
+                             " names no credentials directory ([cluster] credentials)");
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto tls, TlsContext::Make(cfg.credentials, cfg.name,
+                                                      PeerRole::kClient, options.node,
+                                                      /*server=*/false));
+    c->tls_.emplace(std::move(tls));
+  }
+  for (const auto& n : cfg.nodes) {
+    c->links_[n.id] =
+        std::make_unique<Link>(&cfg, &n, options.node, c->tls_ ? &*c->tls_ : nullptr,
+                               options.connect_timeout_ms);
+  }
+  c->thread_ = std::thread([raw = c.get()] { raw->Loop(); });
+  return c;
+}
+
+Core::~Core() { Shutdown(); }
+
+void Core::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    cv_.notify_all();
+  }
+  // Closing first interrupts a call the thread may be waiting on.
+  for (auto& [id, l] : links_) l->Close();
+  if (thread_.joinable()) thread_.join();
+}
+
+Link* Core::link(uint32_t node) {
+  auto it = links_.find(node);
+  return it == links_.end() ? nullptr : it->second.get();
+}
+
+void Core::Allocated(uint32_t node, uint64_t address, uint64_t size, uint64_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  allocs_[node][address] = {size, epoch};
+}
+
+uint64_t Core::AllocatedSize(uint32_t node, uint64_t address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& m = allocs_[node];
+  auto it = m.find(address);
+  return it == m.end() ? 0 : it->second.first;
+}
+
+void Core::Forget(uint32_t node, uint64_t address) {
+  std::lock_guard<std::mutex> lock(mu_);
+  allocs_[node].erase(address);
+}
+
+void Core::QueueFree(uint32_t node, uint64_t address) {
+  Link* l = link(node);
+  if (l == nullptr) return;
+  const uint64_t epoch = l->view().epoch;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& m = allocs_[node];
+  auto it = m.find(address);
+  if (it == m.end()) return;
+  const bool same_session = it->second.second == epoch;
+  m.erase(it);
+  // A session that ended took its allocations with it: an address freed
+  // now might belong to someone else by then.
+  if (!same_session || stopping_) return;
+  free_queue_[node].push_back(address);
+  cv_.notify_all();
+}
+
+std::shared_ptr<HeldPin> Core::AddPin(uint32_t owner, std::string handle, uint64_t epoch,
+                                      std::vector<uint64_t> chunk_ids,
+                                      std::vector<BufferRange> ranges) {
+  auto p = std::make_shared<HeldPin>();
+  p->owner = owner;
+  p->handle = std::move(handle);
+  p->epoch = epoch;
+  p->chunk_ids = std::move(chunk_ids);
+  p->ranges = std::move(ranges);
+  std::lock_guard<std::mutex> lock(mu_);
+  pins_.push_back(p);
+  return p;
+}
+
+void Core::QueueRelease(const std::shared_ptr<HeldPin>& pin) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopping_) return;  // the sessions close: their pins go with them
+  release_queue_.push_back(pin);
+  cv_.notify_all();
+}
+
+Status Core::SendQueued() {
+  std::lock_guard<std::mutex> sending(send_mu_);
+  std::map<uint32_t, std::vector<uint64_t>> frees;
+  std::vector<std::shared_ptr<HeldPin>> releases;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    frees.swap(free_queue_);
+    releases.swap(release_queue_);
+  }
+  std::map<uint32_t, wire::FreeRequest> free_req;
+  for (auto& [node, list] : frees) {
+    for (uint64_t a : list) free_req[node].add_addresses(a);
+  }
+  std::map<uint32_t, wire::ReleaseRequest> release_req;
+  for (auto& p : releases) {
+    std::lock_guard<std::mutex> lock(p->mu);
+    Link* l = link(p->owner);
+    // A pin of a session that ended was released with it.
+    if (l != nullptr && p->epoch == l->view().epoch) {
+      release_req[p->owner].add_pins(p->handle);
+    }
+  }
+  // All in flight at once, then the answers.
+  std::vector<Link::Pending> pending;
+  for (auto& [node, req] : free_req)
+    pending.push_back(link(node)->Start(rpc::Method::kFree, req));
+  for (auto& [node, req] : release_req) {
+    pending.push_back(link(node)->Start(rpc::Method::kRelease, req));
+  }
+  Status first;
+  size_t i = 0;
+  for (auto& [node, req] : free_req) {
+    Status st = link(node)->Finish(&pending[i++], nullptr, kDrainTimeoutMs);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  for (auto& [node, req] : release_req) {
+    Status st = link(node)->Finish(&pending[i++], nullptr, kDrainTimeoutMs);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+Status Core::Drain() { return SendQueued(); }
+
+void Core::KeepAlive() {
+  const auto now = rpc::Channel::Clock::now();
+  for (auto& [id, l] : links_) {
+    rpc::Channel::Clock::time_point last;
+    if (!l->LastSend(&last)) continue;
+    const uint32_t lease = std::max<uint32_t>(300, l->view().lease_ms);
+    if (now - last < std::chrono::milliseconds(lease / 3)) continue;
+    wire::PingRequest ping;
+    (void)l->Call(rpc::Method::kPing, ping, nullptr, static_cast<int>(lease / 3));
+  }
+}
+
+void Core::Reclaim() {
+  std::vector<std::shared_ptr<HeldPin>> live;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pins_.erase(
+        std::remove_if(pins_.begin(), pins_.end(),
+                       [](const std::weak_ptr<HeldPin>& w) { return w.expired(); }),
+        pins_.end());
+    for (auto& w : pins_) {
+      if (auto p = w.lock()) live.push_back(p);
+    }
+  }
+  for (auto& p : live) {
+    Link* l = link(p->owner);
+    {
+      std::lock_guard<std::mutex> lock(p->mu);
+      if (p->epoch == l->view().epoch && l->connected()) continue;
+    }
+    // The session holding this pin is gone: open a new one and pin again,
+    // by what was read (the owner restarted and is re-admitting pins) or
+    // by chunk (the chunks are still published).
+    if (!l->Open().ok()) continue;
+    const SessionView view = l->view();
+    wire::PinRequest req;
+    {
+      std::lock_guard<std::mutex> lock(p->mu);
+      if (view.recovering) {
+        ToWire(p->ranges, req.mutable_reclaim());
+      } else {
+        for (uint64_t id : p->chunk_ids) req.add_chunk_ids(id);
+      }
+    }
+    wire::PinReply rep;
+    Status st = l->Call(rpc::Method::kPin, req, &rep, options_.call_timeout_ms);
+    std::lock_guard<std::mutex> lock(p->mu);
+    p->epoch = view.epoch;
+    if (st.ok()) {
+      p->handle = rep.pin();
+    } else {
+      std::fprintf(stderr,
+                   "quiver: could not keep a pin at node %u after its session "
+                   "ended: %s\n",
+                   p->owner, st.ToString().c_str());
+    }
+  }
+}
+
+void Core::Loop() {
+  for (;;) {
+    bool need_reclaim = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& w : pins_) {
+        auto p = w.lock();
+        if (!p) continue;
+        std::lock_guard<std::mutex> pl(p->mu);
+        Link* l = link(p->owner);
+        if (p->epoch != l->view().epoch || !l->connected()) need_reclaim = true;
+      }
+    }
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      const int wait = need_reclaim ? kReclaimPollMs : 1000;
+      cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] {
+        return stopping_ || !free_queue_.empty() || !release_queue_.empty();
+      });
+      if (stopping_) return;
+    }
+    (void)SendQueued();
+    if (need_reclaim) Reclaim();
+    KeepAlive();
+  }
+}
+
+}  // namespace quiver::control::client

@@ -1,0 +1,96 @@
+// Core: the shared state of a Client, kept alive by the Client and by every
+// array Get returned (so pins outlive the Client object if arrays do).
+//
+// It holds the mapped regions, a Link per daemon, and one background thread
+// that does what must not block the caller: releases of pins and frees of
+// allocations (queued by destructors, sent in batches), keep-alives on idle
+// sessions (a silent session is dropped after its lease), and after an
+// owner's daemon restarted, re-claiming the pins readers still hold.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "control/client/link.h"
+#include "control/tls/tls_context.h"
+#include "quiver/client.h"
+#include "quiver/control/descriptor.h"
+
+namespace quiver::control::client {
+
+// A pin this client holds at an owner (what one Get took there).
+struct HeldPin {
+  uint32_t owner = 0;
+  std::vector<uint64_t> chunk_ids;  // to pin again by chunk
+  std::vector<BufferRange> ranges;  // to re-claim after a restart
+  std::mutex mu;                    // the two below
+  std::string handle;
+  uint64_t epoch = 0;  // the link's session it belongs to
+};
+
+class Core {
+ public:
+  static Result<std::shared_ptr<Core>> Make(const ClientOptions& options);
+  ~Core();  // closes the links (no waiting on a daemon) and stops the thread
+
+  const ClientOptions& options() const { return options_; }
+  const memory::ClusterConfig& config() const { return map_->config(); }
+  uint32_t node() const { return options_.node; }
+  memory::ClusterMap* map() { return map_.get(); }
+  Link* link(uint32_t node);
+
+  // Allocations, so a free goes only to the session that made them.
+  void Allocated(uint32_t node, uint64_t address, uint64_t size, uint64_t epoch);
+  // The size this client allocated at `address` (0 if unknown).
+  uint64_t AllocatedSize(uint32_t node, uint64_t address);
+  void Forget(uint32_t node, uint64_t address);
+  // Queues the free of an allocation (dropped if its session is gone).
+  void QueueFree(uint32_t node, uint64_t address);
+
+  std::shared_ptr<HeldPin> AddPin(uint32_t owner, std::string handle, uint64_t epoch,
+                                  std::vector<uint64_t> chunk_ids,
+                                  std::vector<BufferRange> ranges);
+  // Queues the release (from a destructor: never blocks).
+  void QueueRelease(const std::shared_ptr<HeldPin>& pin);
+
+  // Sends everything queued now and waits for the answers.
+  Status Drain();
+  // Stops the thread and closes every link (Client::Close, ~Core).
+  void Shutdown();
+
+ private:
+  explicit Core(const ClientOptions& options) : options_(options) {}
+  void Loop();
+  Status SendQueued();
+  void KeepAlive();
+  void Reclaim();
+
+  ClientOptions options_;
+  std::unique_ptr<memory::ClusterMap> map_;
+  std::optional<TlsContext> tls_;
+  std::map<uint32_t, std::unique_ptr<Link>> links_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  // node -> address -> (size, epoch of the session that made it)
+  std::map<uint32_t, std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>>> allocs_;
+  std::map<uint32_t, std::vector<uint64_t>> free_queue_;
+  std::vector<std::shared_ptr<HeldPin>> release_queue_;
+  std::vector<std::weak_ptr<HeldPin>> pins_;
+  std::mutex send_mu_;  // one sender of the queues at a time
+  std::thread thread_;
+};
+
+}  // namespace quiver::control::client

@@ -1,0 +1,140 @@
+// Memory at the region's owner: allocation for a client session, with
+// protocol step 2 (every node drops the new range from its caches) done
+// before the address is handed out; realloc, free and seal.
+#include "control/daemon/log.h"
+#include "control/daemon/node.h"
+#include "control/rpc/wire.h"
+#include "quiver/coherence/flush.h"
+
+namespace quiver::control::daemon {
+
+namespace {
+
+using util::Hex;
+
+// Flushing a range this small inline costs less than handing it over.
+constexpr uint64_t kInlineFlushBytes = 1u << 20;
+
+// A failed flush at a peer that is down is no failure: a node that is down
+// holds nothing in its caches.
+bool PeerMissing(const Status& st) {
+  return st.code() == StatusCode::kUnavailable ||
+         st.code() == StatusCode::kDeadlineExceeded;
+}
+
+// Step 2 on this node and every peer, then `done`.
+void FlushEverywhere(Node& node, BufferRange range, std::function<void(Status)> done) {
+  node.FlushThen({range}, [&node, range, done = std::move(done)](Status st) {
+    if (!st.ok()) return done(st);
+    wire::FlushRequest req;
+    ToWire({range}, req.mutable_ranges());
+    node.peers->CallAll(
+        rpc::Method::kFlush, req.SerializeAsString(), [done](Peers::Results results) {
+          for (auto& [peer, r] : results) {
+            if (!r.ok() && !PeerMissing(r.status())) {
+              return done(
+                  r.status().WithContext("flushing at node " + std::to_string(peer)));
+            }
+          }
+          done(Status::OK());
+        });
+  });
+}
+
+}  // namespace
+
+void Node::FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)> done) {
+  uint64_t total = 0;
+  for (const auto& r : ranges) total += r.length;
+  auto flush = [ranges] {
+    for (const auto& r : ranges) {
+      if (r.length == 0) continue;
+      QUIVER_RETURN_NOT_OK(
+          coherence::FlushRange(reinterpret_cast<const void*>(r.address), r.length));
+    }
+    return Status::OK();
+  };
+  if (total <= kInlineFlushBytes) return done(flush());
+  auto shared = std::make_shared<std::function<void(Status)>>(std::move(done));
+  if (!workers->TryPost([flush, shared] { (*shared)(flush()); })) {
+    (*shared)(Status::CapacityError("node ", id, " is busy flushing; try again"));
+  }
+}
+
+void HandleMalloc(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::MallocRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  const SessionId session = call->state().session;
+  auto a = node.catalogue->Allocate(session, req->size(), req->alignment());
+  if (!a.ok()) return call->Fail(a.status());
+  const Allocation got = *a;
+  FlushEverywhere(node, {got.address, got.size}, [&node, call, session, got](Status st) {
+    if (!st.ok()) {
+      (void)node.catalogue->Free(session, {got.address});
+      return call->Fail(st.WithContext("preparing the new allocation"));
+    }
+    wire::MallocReply rep;
+    rep.set_address(got.address);
+    rep.set_size(got.size);
+    call->Reply(rep);
+  });
+}
+
+void HandleRealloc(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::ReallocRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  const SessionId session = call->state().session;
+  auto a = node.catalogue->Reallocate(session, req->address(), req->new_size(),
+                                      req->alignment());
+  if (!a.ok()) return call->Fail(a.status());
+  const Allocation got = *a;
+  FlushEverywhere(node, {got.address, got.size}, [call, got](Status st) {
+    if (!st.ok()) return call->Fail(st.WithContext("preparing the moved allocation"));
+    wire::MallocReply rep;
+    rep.set_address(got.address);
+    rep.set_size(got.size);
+    call->Reply(rep);
+  });
+}
+
+void HandleFree(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::FreeRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  std::vector<uint64_t> addresses(req->addresses().begin(), req->addresses().end());
+  uint32_t freed = 0, deferred = 0;
+  Status st = node.catalogue->Free(call->state().session, addresses, &freed, &deferred);
+  if (!st.ok()) return call->Fail(st);
+  wire::FreeReply rep;
+  rep.set_freed(freed);
+  rep.set_deferred(deferred);
+  call->Reply(rep);
+}
+
+void HandleSeal(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::SealRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  auto ranges = FromWire(req->ranges());
+  for (const auto& r : ranges) {
+    if (r.length != 0 && !node.self->Contains(r.address, r.length)) {
+      return call->Fail(Status::Invalid("range [", Hex(r.address), ", +", r.length,
+                                        ") is not in node ", node.id,
+                                        "'s region; seal it at its owner"));
+    }
+  }
+  call->Finish(node.catalogue->Seal(call->state().session, ranges));
+}
+
+void HandleFlush(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::FlushRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  auto ranges = FromWire(req->ranges());
+  for (const auto& r : ranges) {
+    if (r.length != 0 && node.config.NodeOfAddress(r.address, r.length) == nullptr) {
+      return call->Fail(Status::Invalid("range [", Hex(r.address), ", +", r.length,
+                                        ") is not inside one region of the cluster"));
+    }
+  }
+  node.FlushThen(std::move(ranges), [call](Status st) { call->Finish(st); });
+}
+
+}  // namespace quiver::control::daemon

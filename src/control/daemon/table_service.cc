@@ -1,0 +1,363 @@
+// Tables: publishing at a chunk's home (one round trip from the client; the
+// home registers the chunk on every peer in parallel), unpublishing there,
+// lookups at the reader's own daemon, pins at owners, and the replicas'
+// side of the homes' pushes and pulls.
+#include <optional>
+#include <set>
+
+#include "control/catalogue/catalogue.h"
+#include "control/daemon/log.h"
+#include "control/daemon/node.h"
+#include "control/rpc/wire.h"
+
+namespace quiver::control::daemon {
+
+namespace {
+
+using util::Hex;
+
+constexpr int kMaxChunksPerCall = 65536;
+
+bool PeerMissing(const Status& st) {
+  return st.code() == StatusCode::kUnavailable ||
+         st.code() == StatusCode::kDeadlineExceeded;
+}
+
+uint64_t NewChunkId() {
+  uint64_t id = 0;
+  while (id == 0) id = Handle::Random().lo;
+  return id;
+}
+
+// Tells every peer that chunks homed here went (after an unpublish or a
+// rolled-back publish); `done` once all answered.
+void PushRemove(Node& node, const std::vector<uint64_t>& ids,
+                const Directory::VersionStep& step, std::function<void()> done) {
+  wire::ReplicaRemoveRequest req;
+  req.set_generation(node.generation);
+  req.set_prev_version(step.before);
+  req.set_version(step.after);
+  for (uint64_t id : ids) req.add_chunk_ids(id);
+  node.peers->CallAll(rpc::Method::kReplicaRemove, req.SerializeAsString(),
+                      [done = std::move(done)](Peers::Results) { done(); });
+}
+
+// What the nodes of a chunk set must all be up for.
+std::vector<uint32_t> NodesOf(const std::vector<ChunkMeta>& chunks) {
+  std::set<uint32_t> nodes;
+  for (const auto& c : chunks) {
+    nodes.insert(c.home);
+    nodes.insert(c.owners.begin(), c.owners.end());
+  }
+  return {nodes.begin(), nodes.end()};
+}
+
+}  // namespace
+
+void PublishChunks(Node& node, std::vector<ChunkMeta> chunks, SessionId publisher,
+                   SessionId seal_as,
+                   std::function<void(Result<std::vector<uint64_t>>)> done) {
+  bool local_only = false;
+  for (auto& c : chunks) {
+    c.id = NewChunkId();
+    c.home = node.id;
+    local_only = local_only || c.local_only;
+  }
+  Directory::InsertOptions options;
+  options.publisher = publisher;
+  options.seal_as = seal_as;
+  options.as_home = true;
+  Directory::VersionStep step;
+  Status st = node.directory->Insert(&chunks, options, &step);
+  if (!st.ok()) return done(st);
+  std::vector<uint64_t> ids;
+  std::set<uint32_t> owners;
+  for (const auto& c : chunks) {
+    ids.push_back(c.id);
+    for (uint32_t o : c.owners) {
+      if (o != node.id) owners.insert(o);
+    }
+  }
+  node.Changed();
+  // A local-only table is registered here alone; the nodes whose memory it
+  // uses keep its shadow (their references and records).
+  std::optional<std::vector<uint32_t>> only;
+  if (local_only) {
+    if (owners.empty()) return done(ids);
+    only.emplace(owners.begin(), owners.end());
+  }
+  wire::ReplicaPutRequest put;
+  put.set_generation(node.generation);
+  put.set_prev_version(step.before);
+  put.set_version(step.after);
+  for (const auto& c : chunks) *put.add_chunks() = ToWire(c);
+  node.peers->CallAll(
+      rpc::Method::kReplicaPut, put.SerializeAsString(),
+      [&node, ids, done = std::move(done)](Peers::Results results) {
+        Status refused;
+        for (auto& [peer, r] : results) {
+          // A peer that cannot be reached pulls the chunks when it is back.
+          if (!r.ok() && !PeerMissing(r.status()) && refused.ok()) {
+            refused = r.status().WithContext("node " + std::to_string(peer) + " refused");
+          }
+        }
+        if (refused.ok()) return done(ids);
+        // Undo everywhere: the publish never happened.
+        Directory::VersionStep undo;
+        node.directory->Remove(ids, &undo);
+        node.Changed();
+        PushRemove(node, ids, undo, [done, refused] { done(refused); });
+      },
+      only ? &*only : nullptr);
+}
+
+void HandlePublish(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::PublishRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  if (req->chunks_size() == 0) return call->Fail(Status::Invalid("Publish of no chunks"));
+  if (req->chunks_size() > kMaxChunksPerCall) {
+    return call->Fail(Status::Invalid("Publish of ", req->chunks_size(),
+                                      " chunks at once exceeds ", kMaxChunksPerCall));
+  }
+  const ConnectionState& who = call->state();
+  std::vector<ChunkMeta> chunks;
+  for (const auto& w : req->chunks()) {
+    ChunkMeta c = FromWire(w);
+    c.name = req->name();
+    c.publisher = who.info.identity.node;
+    c.publisher_pid = who.info.pid;
+    c.owners.clear();  // the home parses them from the descriptor
+    chunks.push_back(std::move(c));
+  }
+  PublishChunks(node, std::move(chunks), who.session, req->seal() ? who.session : 0,
+                [call](Result<std::vector<uint64_t>> ids) {
+                  if (!ids.ok()) return call->Fail(ids.status());
+                  wire::PublishReply rep;
+                  for (uint64_t id : *ids) rep.add_chunk_ids(id);
+                  call->Reply(rep);
+                });
+}
+
+void HandleUnpublish(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::UnpublishRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  Status name_ok = CheckTableName(req->name());
+  if (!name_ok.ok()) return call->Fail(name_ok);
+  const SessionId session = call->state().session;
+  std::vector<uint64_t> wanted(req->chunk_ids().begin(), req->chunk_ids().end());
+  const bool all = wanted.empty();
+  if (all) {
+    for (const auto& c : node.directory->Lookup(req->name())) {
+      if (c.home == node.id) wanted.push_back(c.id);
+    }
+    if (wanted.empty()) {
+      return call->Fail(Status::NotFound("no table '", req->name(),
+                                         "' has chunks homed at node ", node.id));
+    }
+  }
+  std::vector<uint64_t> ids;
+  Status refused;
+  for (uint64_t id : wanted) {
+    Status st = node.directory->MayRemove(session, id);
+    if (st.ok()) {
+      ids.push_back(id);
+    } else if (refused.ok()) {
+      refused = st;
+    }
+  }
+  // Named chunks: all or nothing. The whole table: what the caller may.
+  if (!refused.ok() && (!all || ids.empty())) return call->Fail(refused);
+  Directory::VersionStep step;
+  auto removed = node.directory->Remove(ids, &step);
+  node.Changed();
+  const uint32_t count = static_cast<uint32_t>(removed.size());
+  PushRemove(node, ids, step, [call, count] {
+    wire::UnpublishReply rep;
+    rep.set_removed(count);
+    call->Reply(rep);
+  });
+}
+
+void HandleLookup(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::LookupRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  Status name_ok = CheckTableName(req->name());
+  if (!name_ok.ok()) return call->Fail(name_ok);
+  const std::string name = req->name();
+  const uint32_t min_chunks = std::max<uint32_t>(1, req->min_chunks());
+  const uint32_t wait_ms = req->wait_ms();
+  const bool want_pin = req->pin();
+  auto answer = [&node, name, min_chunks, wait_ms, want_pin](const CallPtr& c,
+                                                             bool expired) {
+    auto chunks = node.directory->Lookup(name);
+    if (chunks.size() < min_chunks && !expired) return false;
+    if (chunks.empty()) {
+      c->Fail(Status::NotFound(
+          "no table '", name, "' is published",
+          wait_ms ? " (waited " + std::to_string(wait_ms) + " ms)" : std::string()));
+      return true;
+    }
+    if (chunks.size() < min_chunks) {
+      c->Fail(Status::DeadlineExceeded("table '", name, "' has ", chunks.size(), " of ",
+                                       min_chunks, " chunks after ", wait_ms, " ms"));
+      return true;
+    }
+    // A reader cannot use a table a down node holds; an unpublisher still
+    // learns its chunks (and is told by each home whether it can remove them).
+    const std::string lost = want_pin ? node.LostReason(NodesOf(chunks)) : "";
+    if (!lost.empty()) {
+      c->Fail(Status::Unavailable("table '", name, "' is lost: ", lost));
+      return true;
+    }
+    std::vector<uint64_t> ids;
+    std::set<uint32_t> others;
+    for (const auto& ch : chunks) {
+      ids.push_back(ch.id);
+      for (uint32_t o : ch.owners) {
+        if (o != node.id) others.insert(o);
+      }
+    }
+    wire::LookupReply rep;
+    auto objects = node.directory->ObjectsOf(ids);
+    if (want_pin && objects.ok() && !objects->empty()) {
+      auto pin = node.catalogue->Pin(c->state().session, *objects);
+      if (!pin.ok()) {
+        c->Fail(pin.status().WithContext("pinning '" + name + "'"));
+        return true;
+      }
+      rep.set_pin(pin->Bytes());
+    }
+    for (const auto& ch : chunks) *rep.add_chunks() = ToWire(ch);
+    for (uint32_t o : others) rep.add_pin_owners(o);
+    c->Reply(rep);
+    return true;
+  };
+  if (wait_ms == 0) {
+    answer(call, /*expired=*/true);
+    return;
+  }
+  Status st = node.waiters->Park(call, static_cast<int>(wait_ms), answer);
+  if (!st.ok()) call->Fail(st);
+}
+
+void HandlePin(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::PinRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  const SessionId session = call->state().session;
+  Result<Handle> pin = Status::Invalid("Pin of nothing");
+  if (req->reclaim_size() > 0) {
+    pin = node.catalogue->Reclaim(session, FromWire(req->reclaim()));
+  } else if (req->chunk_ids_size() > 0) {
+    std::vector<uint64_t> ids(req->chunk_ids().begin(), req->chunk_ids().end());
+    auto objects = node.directory->ObjectsOf(ids);
+    pin = objects.ok() ? node.catalogue->Pin(session, *objects)
+                       : Result<Handle>(objects.status());
+  }
+  if (!pin.ok()) return call->Fail(pin.status());
+  wire::PinReply rep;
+  rep.set_pin(pin->Bytes());
+  call->Reply(rep);
+}
+
+void HandleRelease(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::ReleaseRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  Status first;
+  for (const auto& bytes : req->pins()) {
+    auto h = Handle::FromBytes(bytes);
+    Status st = h.ok() ? node.catalogue->Release(call->state().session, *h) : h.status();
+    if (!st.ok() && first.ok()) first = st;
+  }
+  call->Finish(first);
+}
+
+void FillTables(Node& node, google::protobuf::RepeatedPtrField<wire::TableInfo>* out) {
+  for (const auto& t : node.directory->List()) {
+    auto* w = out->Add();
+    w->set_name(t.name);
+    w->set_chunks(t.chunks);
+    w->set_num_rows(t.rows);
+    for (uint32_t p : t.publishers) w->add_publishers(p);
+    const std::string lost = node.LostReason(t.nodes);
+    w->set_lost(!lost.empty());
+    w->set_lost_reason(lost);
+    w->set_pins(t.pins);
+    w->set_orphaned(t.orphaned);
+    w->set_local_only(t.local_only);
+  }
+}
+
+void HandleList(Node& node, const CallPtr& call, std::string_view) {
+  wire::ListReply rep;
+  FillTables(node, rep.mutable_tables());
+  call->Reply(rep);
+}
+
+// ---------------------------------------------------------------------------
+// Replicas: a home's pushes and pulls
+
+namespace {
+
+// Notes what this node now holds of `home`'s chunks: in step with it, or
+// behind (a push missed or out of order), which the next heartbeat repairs.
+void Advance(Node& node, uint32_t home, uint64_t generation, uint64_t before,
+             uint64_t after) {
+  auto view = node.directory->home_view(home);
+  if (view.synced && view.generation == generation && view.version == before) {
+    node.directory->set_home_view(home, {generation, after, true});
+  } else {
+    view.synced = false;
+    node.directory->set_home_view(home, view);
+  }
+}
+
+}  // namespace
+
+void HandleReplicaPut(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::ReplicaPutRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  const uint32_t home = call->state().info.identity.node;
+  std::vector<ChunkMeta> chunks;
+  for (const auto& w : req->chunks()) {
+    ChunkMeta c = FromWire(w);
+    if (c.home != home) {
+      return call->Fail(Status::PermissionDenied(
+          "node ", home, " may only register chunks homed at itself"));
+    }
+    chunks.push_back(std::move(c));
+  }
+  Status st = node.directory->Insert(&chunks, {});
+  if (st.ok())
+    Advance(node, home, req->generation(), req->prev_version(), req->version());
+  node.Changed();
+  call->Finish(st);
+}
+
+void HandleReplicaRemove(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::ReplicaRemoveRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  const uint32_t home = call->state().info.identity.node;
+  std::set<uint64_t> theirs;
+  for (const auto& c : node.directory->HomedAt(home)) theirs.insert(c.id);
+  std::vector<uint64_t> ids;
+  for (uint64_t id : req->chunk_ids()) {
+    if (theirs.count(id)) ids.push_back(id);  // a node removes only its own chunks
+  }
+  node.directory->Remove(ids);
+  Advance(node, home, req->generation(), req->prev_version(), req->version());
+  node.Changed();
+  call->ReplyEmpty();
+}
+
+void HandleReplicaSync(Node& node, const CallPtr& call, std::string_view) {
+  wire::ReplicaSyncReply rep;
+  rep.set_generation(node.generation);
+  // The version first: a change between the two reads leaves the puller
+  // behind, and its next heartbeat pulls again (never the other way).
+  rep.set_version(node.directory->version());
+  // Local-only chunks too: the nodes whose memory they use keep shadows.
+  for (const auto& c : node.directory->HomedAt(node.id)) *rep.add_chunks() = ToWire(c);
+  call->Reply(rep);
+}
+
+}  // namespace quiver::control::daemon
