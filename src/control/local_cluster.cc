@@ -219,7 +219,9 @@ Status LocalCluster::Restart(int node) {
 
 Status LocalCluster::Stop() {
   for (pid_t p : pids_) {
-    if (p > 0) kill(p, SIGTERM);
+    if (p <= 0) continue;
+    kill(p, SIGTERM);
+    kill(p, SIGCONT);  // a stopped daemon handles its SIGTERM only once running
   }
   for (auto& p : pids_) {
     if (p <= 0) continue;

@@ -432,15 +432,18 @@ Status RegionMapping::WaitReady(const ClusterConfig& cluster, const NodeConfig& 
   while (true) {
     RegionHeader h{};
     QUIVER_RETURN_NOT_OK(ReadHeader(fd_, &h));
+    // Closed is as good as ready: the owner stopped cleanly and its data is
+    // still there (a whole cluster restarts one daemon at a time).
     if (h.magic == kRegionMagic &&
-        h.state == static_cast<uint32_t>(RegionState::kReady)) {
+        (h.state == static_cast<uint32_t>(RegionState::kReady) ||
+         h.state == static_cast<uint32_t>(RegionState::kClosed))) {
       return CheckHeader(h, cluster, node, node.path);
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       if (h.magic == kRegionMagic)
         QUIVER_RETURN_NOT_OK(CheckHeader(h, cluster, node, node.path));
       return Status::Unavailable("node ", node.id, "'s region '", node.path,
-                                 "' is not ready (is its owner running?)");
+                                 "' has not been made yet (has its owner ever started?)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

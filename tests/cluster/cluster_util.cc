@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -209,6 +210,32 @@ Child StartReader(const control::LocalCluster& cluster, uint32_t node,
 std::string ResumReader(Child* reader) {
   if (!reader->Send("sum")) return "";
   return reader->WaitForLine("resum", 30000);
+}
+
+uint64_t Scribble(Client* client, uint32_t node) {
+  std::vector<std::pair<uint8_t*, int64_t>> got;
+  uint64_t filled = 0;
+  for (int64_t size = 8 << 20; size >= 4096;) {
+    uint8_t* p = nullptr;
+    if (!client->pool(node)->Allocate(size, 64, &p).ok()) {
+      size /= 2;
+      continue;
+    }
+    std::memset(p, 0xEE, static_cast<size_t>(size));
+    got.emplace_back(p, size);
+    filled += static_cast<uint64_t>(size);
+  }
+  for (auto [p, size] : got) client->pool(node)->Free(p, size);
+  EXPECT_TRUE(client->Drain().ok());
+  return filled;
+}
+
+Child StartActor(const control::LocalCluster& cluster, uint32_t node,
+                 const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {BinaryPath("cluster_actor"), "--config",
+                                   cluster.config_path(), "--node", std::to_string(node)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Child::Start(argv);
 }
 
 std::unique_ptr<RawSession> RawSession::Open(const control::LocalCluster& cluster,

@@ -16,6 +16,7 @@
 #include "control/rpc/methods.h"
 #include "control/rpc/wire.h"
 #include "control/tls/credentials.h"
+#include "quiver/client.h"
 
 namespace quiver::testing {
 
@@ -78,6 +79,14 @@ Child StartReader(const control::LocalCluster& cluster, uint32_t node,
                   const std::string& name, const std::vector<std::string>& prefix = {});
 // Asks a holding reader to sum again; returns its "sums=..." line.
 std::string ResumReader(Child* reader);
+
+// Fills every byte of `node`'s region that can be allocated (then frees
+// it): memory freed too early would now hold 0xEE. Returns the bytes filled.
+uint64_t Scribble(Client* client, uint32_t node);
+
+// The actor program (tests/cluster/actor) as a client of `node`.
+Child StartActor(const control::LocalCluster& cluster, uint32_t node,
+                 const std::vector<std::string>& args);
 
 // A session speaking the protocol directly, as a client of `as_node` (TLS
 // with that node's client certificate, or the node's Unix socket), or as a

@@ -311,23 +311,17 @@ Status Client::Publish(const TablePtr& table, const std::string& name,
 }
 
 Status Client::Unpublish(const std::string& name) {
-  wire::LookupRequest look;
-  look.set_name(name);
-  wire::LookupReply found;
-  QUIVER_RETURN_NOT_OK(
-      core_->link(options_.node)
-          ->Call(control::rpc::Method::kLookup, look, &found, options_.call_timeout_ms));
-  std::set<uint32_t> homes;
-  for (const auto& c : found.chunks()) homes.insert(c.home());
+  // Every node is asked at once: chunks are homed where their memory is,
+  // and a table registered for one node only is known to that node alone.
   std::vector<std::pair<Link*, Link::Pending>> pending;
-  for (uint32_t h : homes) {
+  for (const auto& n : config().nodes) {
     wire::UnpublishRequest req;
     req.set_name(name);
-    Link* l = core_->link(h);
+    Link* l = core_->link(n.id);
     pending.emplace_back(l, l->Start(control::rpc::Method::kUnpublish, req));
   }
   uint32_t removed = 0;
-  Status refused, failed;
+  Status refused, failed, unreachable;
   for (auto& [l, p] : pending) {
     wire::UnpublishReply rep;
     Status st = l->Finish(&p, &rep, options_.call_timeout_ms);
@@ -335,13 +329,19 @@ Status Client::Unpublish(const std::string& name) {
       removed += rep.removed();
     } else if (st.code() == StatusCode::kPermissionDenied) {
       if (refused.ok()) refused = st;
-    } else if (failed.ok()) {
+    } else if (st.code() == StatusCode::kUnavailable ||
+               st.code() == StatusCode::kDeadlineExceeded) {
+      // A node that is down keeps what is homed there (lost until it is back).
+      if (unreachable.ok()) unreachable = st;
+    } else if (st.code() != StatusCode::kNotFound && failed.ok()) {
       failed = st;
     }
   }
   if (!failed.ok()) return failed;
-  if (removed == 0 && !refused.ok()) return refused;
-  return Status::OK();
+  if (removed > 0) return Status::OK();
+  if (!refused.ok()) return refused;
+  if (!unreachable.ok()) return unreachable;
+  return Status::NotFound("no table '", name, "' is published on any node");
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "control/rpc/wire.h"
 
@@ -12,7 +13,33 @@ namespace quiver::control::client {
 namespace {
 
 constexpr int kReclaimPollMs = 50;
+// How often the links to owners of held pins are checked.
+constexpr int kWatchMs = 200;
 constexpr int kDrainTimeoutMs = 10000;
+
+// A process maps each region once, at its fixed address: every Client of
+// the same cluster and node in this process shares that mapping.
+Result<std::shared_ptr<memory::ClusterMap>> SharedMap(const memory::ClusterConfig& config,
+                                                      uint32_t node, int wait_ms) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<memory::ClusterMap>> maps;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto m = maps[config.name].lock()) {
+    if (m->local_node() == node) return m;
+    // The same addresses cannot be mapped twice; and a process runs on one
+    // node.
+    return Status::Invalid("this process is already a client of node ", m->local_node(),
+                           " of cluster '", config.name, "': a process is of one node");
+  }
+  memory::ClusterMap::Options mo;
+  mo.create_own_region = false;
+  mo.wait_ready_ms = wait_ms;
+  QUIVER_ASSIGN_OR_RAISE(std::unique_ptr<memory::ClusterMap> opened,
+                         memory::ClusterMap::Open(config, node, mo));
+  std::shared_ptr<memory::ClusterMap> m = std::move(opened);
+  maps[config.name] = m;
+  return m;
+}
 
 }  // namespace
 
@@ -29,10 +56,8 @@ Result<std::shared_ptr<Core>> Core::Make(const ClientOptions& options) {
   if (config.FindNode(options.node) == nullptr) {
     return Status::Invalid("node ", options.node, " is not in ", options.config_path);
   }
-  memory::ClusterMap::Options mo;
-  mo.create_own_region = false;
-  mo.wait_ready_ms = options.connect_timeout_ms;
-  QUIVER_ASSIGN_OR_RAISE(c->map_, memory::ClusterMap::Open(config, options.node, mo));
+  QUIVER_ASSIGN_OR_RAISE(c->map_,
+                         SharedMap(config, options.node, options.connect_timeout_ms));
   const auto& cfg = c->map_->config();
   const bool any_remote = cfg.nodes.size() > 1;
   if (any_remote) {
@@ -233,20 +258,33 @@ void Core::Reclaim() {
 
 void Core::Loop() {
   for (;;) {
+    // The owners of what this client holds are watched closely: if one's
+    // daemon dies, its successor lets readers re-claim their pins for a
+    // while only.
+    std::set<uint32_t> owners;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& w : pins_) {
+        if (auto p = w.lock()) owners.insert(p->owner);
+      }
+    }
     bool need_reclaim = false;
+    for (uint32_t o : owners) {
+      Link* l = link(o);
+      if (!l->Probe()) need_reclaim = true;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto& w : pins_) {
         auto p = w.lock();
         if (!p) continue;
         std::lock_guard<std::mutex> pl(p->mu);
-        Link* l = link(p->owner);
-        if (p->epoch != l->view().epoch || !l->connected()) need_reclaim = true;
+        if (p->epoch != link(p->owner)->view().epoch) need_reclaim = true;
       }
     }
     {
       std::unique_lock<std::mutex> lock(mu_);
-      const int wait = need_reclaim ? kReclaimPollMs : 1000;
+      const int wait = need_reclaim ? kReclaimPollMs : owners.empty() ? 1000 : kWatchMs;
       cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] {
         return stopping_ || !free_queue_.empty() || !release_queue_.empty();
       });

@@ -77,7 +77,7 @@ class Core {
   void Reclaim();
 
   ClientOptions options_;
-  std::unique_ptr<memory::ClusterMap> map_;
+  std::shared_ptr<memory::ClusterMap> map_;  // shared by the process's clients
   std::optional<TlsContext> tls_;
   std::map<uint32_t, std::unique_ptr<Link>> links_;
 

@@ -70,6 +70,15 @@ bool Link::connected() const {
   return channel_ && channel_->status().ok();
 }
 
+bool Link::Probe() {
+  std::shared_ptr<rpc::Channel> ch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ch = channel_;
+  }
+  return ch && ch->Probe().ok();
+}
+
 SessionView Link::view() const {
   std::lock_guard<std::mutex> lock(mu_);
   return view_;

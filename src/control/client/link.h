@@ -48,6 +48,9 @@ class Link {
   // The channel of a working session, connecting first if needed.
   Result<std::shared_ptr<rpc::Channel>> Open();
   bool connected() const;
+  // Checks, without blocking, that the connection is still up (a daemon
+  // that died closed it); false if there is none or it broke.
+  bool Probe();
   SessionView view() const;
   // When the current channel last sent (for keep-alives); false if none.
   bool LastSend(rpc::Channel::Clock::time_point* when) const;

@@ -50,6 +50,18 @@ void Channel::Fail(const Status& st) {
   cv_.notify_all();
 }
 
+Status Channel::Probe() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!broken_.ok() || reading_) return broken_;
+  pollfd p{stream_->fd(), POLLIN | POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0 && !stream_->HasPendingInput()) return broken_;
+  // Readable with no call waiting: an end of stream, an alert, or replies
+  // to forgotten calls. Reading tells which.
+  Status st = DrainLocked();
+  if (!st.ok()) Fail(st);
+  return broken_;
+}
+
 void Channel::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   Fail(Status::Cancelled("the connection to ", peer_.address, " was closed"));
@@ -97,6 +109,10 @@ Status Channel::ReadSome(std::unique_lock<std::mutex>* lock, Clock::time_point d
     if (!broken_.ok()) return broken_;
     if (rc == 0) return Status::OK();  // the caller checks its deadline
   }
+  return DrainLocked();
+}
+
+Status Channel::DrainLocked() {
   for (;;) {
     uint8_t* p = decoder_.WritePointer(kReadChunk);
     QUIVER_ASSIGN_OR_RAISE(size_t n, stream_->Read(p, decoder_.WriteRoom()));

@@ -43,6 +43,9 @@ class Channel {
 
   // OK while the connection works.
   Status status() const;
+  // Notices, without blocking, a connection the daemon closed while no call
+  // was waiting (the daemon never sends unasked). Returns status().
+  Status Probe();
   const PeerInfo& peer() const { return peer_; }
   // When a frame was last sent (keep-alives go only to idle channels).
   Clock::time_point last_send() const;
@@ -59,6 +62,9 @@ class Channel {
   // Reads what the socket has (polling up to `deadline` when nothing is
   // buffered), with mu_ released while polling. Called by the reader.
   Status ReadSome(std::unique_lock<std::mutex>* lock, Clock::time_point deadline);
+  // Under mu_: reads what the socket holds now and hands each reply to its
+  // call.
+  Status DrainLocked();
   void Fail(const Status& st);  // under mu_
 
   const PeerInfo peer_;
