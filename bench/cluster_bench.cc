@@ -157,36 +157,6 @@ BENCHMARK(BM_Malloc_remote)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Malloc_own_daemon)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------
-// Publishing to every node: 2 nodes vs 8.
-
-void PublishLoop(benchmark::State& state, Client* client) {
-  Int64Builder v(client->local_pool());
-  (void)v.Reserve(1000);
-  for (int64_t i = 0; i < 1000; ++i) v.UnsafeAppend(i);
-  auto col = v.Finish();
-  if (!col.ok()) return state.SkipWithError(col.status().ToString().c_str());
-  auto made = RecordBatch::FromArrays({"v"}, {*col});
-  int i = 0;
-  for (auto _ : state) {
-    const std::string name = "pub-" + std::to_string(i++);
-    auto t0 = Clock::now();
-    Status st = client->Publish(*made, name);
-    state.SetIterationTime(Seconds(Clock::now() - t0));
-    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-    st = client->Unpublish(name);
-    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
-  }
-}
-void BM_Publish_nodes(benchmark::State& state) {
-  PublishLoop(state, state.range(0) == 2 ? g_client.get() : g_client8.get());
-}
-BENCHMARK(BM_Publish_nodes)
-    ->Arg(2)
-    ->Arg(8)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-
-// ---------------------------------------------------------------------------
 // Table 5.5: initialising a 1 GiB table in local or remote memory.
 
 void BM_Init1GiB(benchmark::State& state) {
@@ -324,6 +294,42 @@ Result<std::pair<std::unique_ptr<control::LocalCluster>, std::unique_ptr<Client>
   return std::make_pair(std::move(cluster), std::move(client));
 }
 
+// ---------------------------------------------------------------------------
+// Publishing to every node: 2 nodes vs 8.
+
+void PublishLoop(benchmark::State& state, Client* client) {
+  Int64Builder v(client->local_pool());
+  (void)v.Reserve(1000);
+  for (int64_t i = 0; i < 1000; ++i) v.UnsafeAppend(i);
+  auto col = v.Finish();
+  if (!col.ok()) return state.SkipWithError(col.status().ToString().c_str());
+  auto made = RecordBatch::FromArrays({"v"}, {*col});
+  int i = 0;
+  for (auto _ : state) {
+    const std::string name = "pub-" + std::to_string(i++);
+    auto t0 = Clock::now();
+    Status st = client->Publish(*made, name);
+    state.SetIterationTime(Seconds(Clock::now() - t0));
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    st = client->Unpublish(name);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  }
+}
+void BM_Publish_nodes(benchmark::State& state) {
+  if (state.range(0) == 8 && g_client8 == nullptr) {
+    // Started only now, last: its heartbeats would load every other figure.
+    auto eight = Start(8, 64ULL << 20, 0x500000000000ULL, "bench8");
+    if (!eight.ok()) return state.SkipWithError(eight.status().ToString().c_str());
+    std::tie(g_cluster8, g_client8) = std::move(*eight);
+  }
+  PublishLoop(state, state.range(0) == 2 ? g_client.get() : g_client8.get());
+}
+BENCHMARK(BM_Publish_nodes)
+    ->Arg(2)
+    ->Arg(8)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace quiver
 
@@ -331,15 +337,11 @@ int main(int argc, char** argv) {
   using namespace quiver;
   // 1 GiB tables plus their full copies.
   auto two = Start(2, 6ULL << 30, 0x300000000000ULL, "bench");
-  auto eight = Start(8, 64ULL << 20, 0x500000000000ULL, "bench8");
-  for (const Status& st : {two.status(), eight.status()}) {
-    if (!st.ok()) {
-      std::fprintf(stderr, "cluster_bench: %s\n", st.ToString().c_str());
-      return 1;
-    }
+  if (!two.ok()) {
+    std::fprintf(stderr, "cluster_bench: %s\n", two.status().ToString().c_str());
+    return 1;
   }
   std::tie(g_cluster, g_client) = std::move(*two);
-  std::tie(g_cluster8, g_client8) = std::move(*eight);
   int rc =
       bench::RunWithRatios(argc, argv,
                            {{"BM_Ping_local_unix", "BM_SocketRoundTrip", "time"},
@@ -354,7 +356,7 @@ int main(int argc, char** argv) {
                             {"BM_Publish/1073741824", "BM_Publish/1048576", "time"}});
   g_client8.reset();
   g_client.reset();
-  (void)g_cluster8->Stop();
+  if (g_cluster8) (void)g_cluster8->Stop();
   (void)g_cluster->Stop();
   return rc;
 }

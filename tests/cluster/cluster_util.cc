@@ -160,6 +160,8 @@ std::unique_ptr<control::LocalCluster> StartCluster(const ClusterSpec& spec) {
   o.name_prefix = spec.prefix;
   o.daemon_args = spec.daemon_args;
   o.limits = spec.limits;
+  // Daemon logs outlive the cluster when this names a folder (debugging).
+  if (const char* logs = std::getenv("QUIVER_TEST_LOG_DIR")) o.log_dir = logs;
   auto c = control::LocalCluster::Start(o);
   EXPECT_TRUE(c.ok()) << c.status().ToString();
   return c.ok() ? std::move(*c) : nullptr;

@@ -191,5 +191,41 @@ TEST(RestartTest, AWholeClusterRestartKeepsPublishedTables) {
       kGraceMs + 5000));
 }
 
+// A node restarted while another homes thousands of chunks pulls the whole
+// list, page by page (one page would exceed the protocol's frame limit).
+TEST(RestartTest, ARestartedPeerPullsALongChunkListByPages) {
+  auto cluster = StartCluster(Spec(2));
+  ASSERT_NE(cluster, nullptr);
+  constexpr int64_t kBatches = 9000, kRows = 10;
+  {
+    auto c = Connect(*cluster, 0);
+    ASSERT_NE(c, nullptr);
+    Int64Builder b(c->local_pool());
+    ASSERT_TRUE(b.Reserve(kBatches * kRows).ok());
+    for (int64_t i = 0; i < kBatches * kRows; ++i) b.UnsafeAppend(i);
+    auto all = b.Finish().ValueOrDie();
+    std::vector<RecordBatchPtr> batches;
+    for (int64_t i = 0; i < kBatches; ++i) {
+      batches.push_back(
+          RecordBatch::FromArrays({"v"}, {all->Slice(i * kRows, kRows)}).ValueOrDie());
+    }
+    Status published = c->Publish(Table::FromRecordBatches(batches).ValueOrDie(), "many");
+    ASSERT_TRUE(published.ok()) << published.ToString();
+  }
+  ASSERT_TRUE(cluster->Kill(1, SIGKILL).ok());
+  ASSERT_TRUE(cluster->Restart(1).ok());
+  auto reader = Connect(*cluster, 1);
+  ASSERT_NE(reader, nullptr);
+  Status last;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        auto t = reader->Get("many");
+        last = t.status();
+        return t.ok() && (*t)->num_rows() == kBatches * kRows;
+      },
+      30000))
+      << last.ToString();
+}
+
 }  // namespace
 }  // namespace quiver

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <csignal>
@@ -408,8 +409,12 @@ std::string WatchWorkers(control::LocalCluster* cluster,
         }
       }
       if (why.empty() && cluster->Exited(i)) {
+        // Its log goes with the cluster's folder: its end goes into the message.
+        std::ifstream f(cluster->log_path(i));
+        std::string log((std::istreambuf_iterator<char>(f)), {});
+        if (log.size() > 800) log = "..." + log.substr(log.size() - 800);
         why =
-            "quiverd of node " + std::to_string(i) + " died; see " + cluster->log_path(i);
+            "quiverd of node " + std::to_string(i) + " died; the end of its log:\n" + log;
       }
     }
     auto status = control::client::QueryClusterStatus(cluster->config().nodes[0], 2000);
@@ -505,6 +510,15 @@ int ClusterDemoCommand(const Args& in) {
   lo.region_size = region;
   lo.backing = backing;
   lo.name_prefix = "demo";
+  // Logs normally go with the cluster's folder; kept, they go elsewhere.
+  std::string logs;
+  if (keep_logs) {
+    char tmpl[] = "/tmp/quiver-demo-logs-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) {
+      return Fail("--keep-logs", Status::FromErrno(errno, "mkdtemp"), kExitFailed);
+    }
+    logs = lo.log_dir = tmpl;
+  }
   std::printf("quiver demo: %d nodes on this host, %s regions of %s each, %" PRIu64
               " rows (int64, int8, uint16)\n",
               nodes, memory::BackingKindName(backing),
@@ -519,10 +533,12 @@ int ClusterDemoCommand(const Args& in) {
   std::vector<std::string> results;
   for (int i = 0; i < nodes; ++i) {
     results.push_back(cluster->dir() + "/result" + std::to_string(i));
+    const std::string worker_log =
+        (keep_logs ? logs : cluster->dir()) + "/worker" + std::to_string(i) + ".log";
     auto pid = control::SpawnLogged(
         {self, "demo-node", "--config", cluster->config_path(), "--node",
          std::to_string(i), "--rows", std::to_string(rows), "--result", results.back()},
-        cluster->dir() + "/worker" + std::to_string(i) + ".log", /*append=*/false);
+        worker_log, /*append=*/false);
     if (!pid.ok()) return Fail("starting workers", pid.status(), kExitFailed);
     workers.push_back(*pid);
   }
@@ -547,7 +563,8 @@ int ClusterDemoCommand(const Args& in) {
     }
     if (codes[i] != 0 || res[i].str("ok") != "1") {
       ok = false;
-      std::ifstream log(cluster->dir() + "/worker" + std::to_string(i) + ".log");
+      std::ifstream log((keep_logs ? logs : cluster->dir()) + "/worker" +
+                        std::to_string(i) + ".log");
       std::string text((std::istreambuf_iterator<char>(log)), {});
       std::printf("  node %d FAILED (exit %d): %s %s\n", i, codes[i],
                   res[i].str("error").c_str(), text.c_str());
@@ -556,7 +573,9 @@ int ClusterDemoCommand(const Args& in) {
   if (!stopped.empty()) {
     // Stopped early: no figures to compare, only what went wrong.
     (void)cluster->Stop();
-    std::printf("\n  %s\n\nquiver demo: FAILED\n", stopped.c_str());
+    std::printf("\n  %s\n", stopped.c_str());
+    if (keep_logs) std::printf("\n  daemon and worker logs kept in %s\n", logs.c_str());
+    std::printf("\nquiver demo: FAILED\n");
     return kExitFailed;
   }
   double pub = 0, full = 0, pub_bytes = 0, full_bytes = 0, get = 0, sum = 0;
@@ -594,13 +613,8 @@ int ClusterDemoCommand(const Args& in) {
         "fewer bytes\n",
         full / pub, pub_bytes > 0 ? full_bytes / pub_bytes : 0.0);
   }
-  if (!keep_logs) {
-    for (const auto& r : results) unlink(r.c_str());
-    for (int i = 0; i < nodes; ++i) {
-      unlink((cluster->dir() + "/worker" + std::to_string(i) + ".log").c_str());
-    }
-  }
-  Status st = cluster->Stop();
+  Status st = cluster->Stop();  // removes the cluster's folder and all in it
+  if (keep_logs) std::printf("\n  daemon and worker logs kept in %s\n", logs.c_str());
   std::printf("%s\n", ok ? "\nquiver demo: OK, every node's sums agree"
                          : "\nquiver demo: FAILED");
   return ok && st.ok() ? kExitOk : kExitFailed;

@@ -70,12 +70,16 @@ Result<Directory::Parsed> Directory::Parse(ChunkMeta* c) const {
 
 Status Directory::CheckNameLocked(const std::string& name,
                                   const std::vector<ChunkMeta>& chunks,
-                                  const std::vector<Parsed>& parsed) const {
+                                  const std::vector<Parsed>& parsed,
+                                  const std::set<uint64_t>& incoming) const {
   std::vector<const ChunkMeta*> all;
   std::vector<const Schema*> schemas;
+  // Chunks of this very request that are already here (a pull from their
+  // home overtook its push) are not rivals of their siblings.
   auto it = by_name_.find(name);
   if (it != by_name_.end()) {
     for (uint64_t id : it->second) {
+      if (incoming.count(id) != 0) continue;
       const Entry& e = chunks_.at(id);
       all.push_back(&e.meta);
       schemas.push_back(e.schema.get());
@@ -165,8 +169,10 @@ Status Directory::Insert(std::vector<ChunkMeta>* chunks, const InsertOptions& op
       new_chunks.push_back((*chunks)[i]);
       new_parsed.push_back(parsed[i]);
     }
+    std::set<uint64_t> request;
+    for (const auto& c : *chunks) request.insert(c.id);
     for (const auto& n : names) {
-      QUIVER_RETURN_NOT_OK(CheckNameLocked(n, new_chunks, new_parsed));
+      QUIVER_RETURN_NOT_OK(CheckNameLocked(n, new_chunks, new_parsed, request));
     }
   }
   // Publication references and records; undone if any fails.

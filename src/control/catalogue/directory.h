@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -119,7 +120,8 @@ class Directory {
   Result<Parsed> Parse(ChunkMeta* chunk) const;
   bool IsShadow(const ChunkMeta& chunk) const;
   Status CheckNameLocked(const std::string& name, const std::vector<ChunkMeta>& chunks,
-                         const std::vector<Parsed>& parsed) const;
+                         const std::vector<Parsed>& parsed,
+                         const std::set<uint64_t>& incoming) const;
   void RemoveLocked(uint64_t id, std::vector<ChunkMeta>* removed);
 
   Catalogue* catalogue_;

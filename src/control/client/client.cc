@@ -95,9 +95,10 @@ Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
 
 Client::~Client() {
   // Pools die with the client, and the arrays built from them must have gone
-  // first; arrays from Get keep the core (and their sessions) alive.
+  // first; arrays from Get keep the core (and their sessions) alive. The
+  // core's end never waits on a daemon.
   pools_.clear();
-  if (core_.use_count() == 1) core_->Shutdown();
+  core_.reset();
 }
 
 Status Client::Close() {

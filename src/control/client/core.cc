@@ -15,6 +15,8 @@ namespace {
 constexpr int kReclaimPollMs = 50;
 // How often the links to owners of held pins are checked.
 constexpr int kWatchMs = 200;
+// How long queued frees and releases wait for company before going out.
+constexpr int kCoalesceMs = 5;
 constexpr int kDrainTimeoutMs = 10000;
 
 // A process maps each region once, at its fixed address: every Client of
@@ -75,22 +77,52 @@ Result<std::shared_ptr<Core>> Core::Make(const ClientOptions& options) {
         std::make_unique<Link>(&cfg, &n, options.node, c->tls_ ? &*c->tls_ : nullptr,
                                options.connect_timeout_ms);
   }
-  c->thread_ = std::thread([raw = c.get()] { raw->Loop(); });
+  c->thread_ = std::thread(&Core::Loop, std::weak_ptr<Core>(c), c->waker_);
   return c;
 }
 
-Core::~Core() { Shutdown(); }
+Core::~Core() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(waker_->mu);
+    waker_->stop = true;
+    waker_->cv.notify_all();
+  }
+  // The sessions end; the daemons release what they held.
+  for (auto& [id, l] : links_) l->Close();
+  if (!thread_.joinable()) return;
+  if (thread_.get_id() == std::this_thread::get_id()) {
+    thread_.detach();  // the thread's own last reference: it ends on its own
+  } else {
+    thread_.join();  // asleep (it holds no reference): it ends at once
+  }
+}
 
 void Core::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     stopping_ = true;
-    cv_.notify_all();
+  }
+  {
+    std::lock_guard<std::mutex> lock(waker_->mu);
+    waker_->stop = true;
+    waker_->cv.notify_all();
   }
   // Closing first interrupts a call the thread may be waiting on.
   for (auto& [id, l] : links_) l->Close();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) {
+    thread_.join();
+  }
+}
+
+void Core::Wake() {
+  std::lock_guard<std::mutex> lock(waker_->mu);
+  waker_->work = true;
+  waker_->cv.notify_all();
 }
 
 Link* Core::link(uint32_t node) {
@@ -128,8 +160,9 @@ void Core::QueueFree(uint32_t node, uint64_t address) {
   // A session that ended took its allocations with it: an address freed
   // now might belong to someone else by then.
   if (!same_session || stopping_) return;
+  const bool first = free_queue_.empty() && release_queue_.empty();
   free_queue_[node].push_back(address);
-  cv_.notify_all();
+  if (first) Wake();  // later ones join the batch being gathered
 }
 
 std::shared_ptr<HeldPin> Core::AddPin(uint32_t owner, std::string handle, uint64_t epoch,
@@ -149,8 +182,9 @@ std::shared_ptr<HeldPin> Core::AddPin(uint32_t owner, std::string handle, uint64
 void Core::QueueRelease(const std::shared_ptr<HeldPin>& pin) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopping_) return;  // the sessions close: their pins go with them
+  const bool first = free_queue_.empty() && release_queue_.empty();
   release_queue_.push_back(pin);
-  cv_.notify_all();
+  if (first) Wake();
 }
 
 Status Core::SendQueued() {
@@ -256,43 +290,63 @@ void Core::Reclaim() {
   }
 }
 
-void Core::Loop() {
+int Core::Step() {
+  // The owners of what this client holds are watched closely: if one's
+  // daemon dies, its successor lets readers re-claim their pins for a
+  // while only.
+  std::set<uint32_t> owners;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& w : pins_) {
+      if (auto p = w.lock()) owners.insert(p->owner);
+    }
+  }
+  bool need_reclaim = false;
+  for (uint32_t o : owners) {
+    if (!link(o)->Probe()) need_reclaim = true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& w : pins_) {
+      auto p = w.lock();
+      if (!p) continue;
+      std::lock_guard<std::mutex> pl(p->mu);
+      if (p->epoch != link(p->owner)->view().epoch) need_reclaim = true;
+    }
+  }
+  (void)SendQueued();
+  if (need_reclaim) Reclaim();
+  KeepAlive();
+  // Keep-alives must come well within the shortest lease.
+  uint32_t lease = 15000;
+  for (auto& [id, l] : links_) {
+    const uint32_t ms = l->view().lease_ms;
+    if (ms != 0) lease = std::min(lease, ms);
+  }
+  const int idle = std::min<int>(1000, static_cast<int>(lease / 4));
+  return need_reclaim ? kReclaimPollMs : owners.empty() ? idle : std::min(idle, kWatchMs);
+}
+
+void Core::Loop(std::weak_ptr<Core> core, std::shared_ptr<Waker> waker) {
+  int wait = 0;
   for (;;) {
-    // The owners of what this client holds are watched closely: if one's
-    // daemon dies, its successor lets readers re-claim their pins for a
-    // while only.
-    std::set<uint32_t> owners;
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& w : pins_) {
-        if (auto p = w.lock()) owners.insert(p->owner);
+      std::unique_lock<std::mutex> lock(waker->mu);
+      waker->cv.wait_for(lock, std::chrono::milliseconds(wait),
+                         [&] { return waker->stop || waker->work; });
+      if (waker->stop) return;
+      // Frees and releases come in bursts (a table's arrays go together):
+      // gather a moment's worth into one call per daemon.
+      if (waker->work) {
+        waker->cv.wait_for(lock, std::chrono::milliseconds(kCoalesceMs),
+                           [&] { return waker->stop; });
+        if (waker->stop) return;
+        waker->work = false;
       }
     }
-    bool need_reclaim = false;
-    for (uint32_t o : owners) {
-      Link* l = link(o);
-      if (!l->Probe()) need_reclaim = true;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto& w : pins_) {
-        auto p = w.lock();
-        if (!p) continue;
-        std::lock_guard<std::mutex> pl(p->mu);
-        if (p->epoch != link(p->owner)->view().epoch) need_reclaim = true;
-      }
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      const int wait = need_reclaim ? kReclaimPollMs : owners.empty() ? 1000 : kWatchMs;
-      cv_.wait_for(lock, std::chrono::milliseconds(wait), [this] {
-        return stopping_ || !free_queue_.empty() || !release_queue_.empty();
-      });
-      if (stopping_) return;
-    }
-    (void)SendQueued();
-    if (need_reclaim) Reclaim();
-    KeepAlive();
+    std::shared_ptr<Core> self = core.lock();
+    if (!self) return;
+    wait = self->Step();
   }
 }
 

@@ -66,12 +66,29 @@ class Core {
 
   // Sends everything queued now and waits for the answers.
   Status Drain();
-  // Stops the thread and closes every link (Client::Close, ~Core).
+  // Stops the thread (waiting for what it is doing) and closes every link:
+  // Client::Close. The destructor does the same without ever waiting on a
+  // daemon (see Loop).
   void Shutdown();
 
  private:
-  explicit Core(const ClientOptions& options) : options_(options) {}
-  void Loop();
+  // Wakes the background thread; outlives the Core (the thread keeps it),
+  // so the thread sleeps without keeping the Core alive.
+  struct Waker {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool stop = false;
+    bool work = false;
+  };
+  explicit Core(const ClientOptions& options)
+      : options_(options), waker_(std::make_shared<Waker>()) {}
+  // The background thread. It holds the Core only while it works (a weak
+  // reference otherwise), so the last owner's ~Core either finds it asleep
+  // (stops it at once) or runs on it, when its work is done.
+  static void Loop(std::weak_ptr<Core> core, std::shared_ptr<Waker> waker);
+  // One round of work; returns how long to sleep before the next.
+  int Step();
+  void Wake();
   Status SendQueued();
   void KeepAlive();
   void Reclaim();
@@ -81,8 +98,8 @@ class Core {
   std::optional<TlsContext> tls_;
   std::map<uint32_t, std::unique_ptr<Link>> links_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  std::shared_ptr<Waker> waker_;
+  std::mutex mu_;  // the queues and tables below
   bool stopping_ = false;
   // node -> address -> (size, epoch of the session that made it)
   std::map<uint32_t, std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>>> allocs_;

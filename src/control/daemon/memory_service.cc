@@ -15,12 +15,11 @@ using util::Hex;
 // Flushing a range this small inline costs less than handing it over.
 constexpr uint64_t kInlineFlushBytes = 1u << 20;
 
-// A failed flush at a peer that is down is no failure: a node that is down
-// holds nothing in its caches.
-bool PeerMissing(const Status& st) {
-  return st.code() == StatusCode::kUnavailable ||
-         st.code() == StatusCode::kDeadlineExceeded;
-}
+// A flush a peer could not get because it is down (no link, or declared
+// offline) is no failure: a node that is down holds nothing in its caches.
+// A live peer that does not answer in time is one: the allocation is not
+// handed out with stale lines possibly left there.
+bool PeerMissing(const Status& st) { return st.code() == StatusCode::kUnavailable; }
 
 // Step 2 on this node and every peer, then `done`.
 void FlushEverywhere(Node& node, BufferRange range, std::function<void(Status)> done) {

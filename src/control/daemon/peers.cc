@@ -167,9 +167,11 @@ void Peers::CallAll(rpc::Method method, const std::string& payload,
       if (only != nullptr && std::find(only->begin(), only->end(), id) == only->end()) {
         continue;
       }
+      const bool offline = p->view.was_online && !p->view.online;
+      if (offline) continue;  // declared down: it pulls what it missed when back
       if (p->link && !p->link->closed()) {
         links.emplace_back(id, p->link);
-      } else if (!(p->view.was_online && !p->view.online)) {
+      } else {
         // Not known to be down (starting, reconnecting): the call waits for
         // the link, so that what is published is everywhere when it returns.
         ++g->left;
@@ -323,20 +325,35 @@ void Peers::MarkFailure(Peer* p, const Status& why) {
 void Peers::SyncFrom(Peer* p, uint64_t generation, uint64_t version) {
   const auto view = directory_->home_view(p->view.node);
   if (view.synced && view.generation == generation && view.version == version) return;
-  auto reply = CallAndWait(p, rpc::Method::kReplicaSync, "", options_.call_timeout_ms);
-  if (!reply.ok()) return;  // tried again at the next heartbeat
-  auto sync = ParseMessage<wire::ReplicaSyncReply>(*reply);
-  if (!sync.ok()) {
-    Log("node %u: %s", p->view.node, sync.status().ToString().c_str());
-    return;
-  }
+  // The whole list, page by page; if it changes meanwhile, the next
+  // heartbeat starts over.
   std::vector<ChunkMeta> chunks;
-  for (const auto& c : sync->chunks()) chunks.push_back(FromWire(c));
+  wire::ReplicaSyncRequest req;
+  uint64_t got_generation = 0, got_version = 0;
+  for (bool first = true;; first = false) {
+    auto reply = CallAndWait(p, rpc::Method::kReplicaSync, req.SerializeAsString(),
+                             options_.call_timeout_ms);
+    if (!reply.ok()) return;  // tried again at the next heartbeat
+    auto page = ParseMessage<wire::ReplicaSyncReply>(*reply);
+    if (!page.ok()) {
+      Log("node %u: %s", p->view.node, page.status().ToString().c_str());
+      return;
+    }
+    if (first) {
+      got_generation = page->generation();
+      got_version = page->version();
+    } else if (page->generation() != got_generation || page->version() != got_version) {
+      return;
+    }
+    for (const auto& c : page->chunks()) chunks.push_back(FromWire(c));
+    if (!page->more() || page->chunks().empty()) break;
+    req.set_after(chunks.back().id);
+  }
   Status st = directory_->Replace(p->view.node, std::move(chunks));
   if (!st.ok()) {
     Log("tables of node %u: %s", p->view.node, st.ToString().c_str());
   }
-  directory_->set_home_view(p->view.node, {sync->generation(), sync->version(), true});
+  directory_->set_home_view(p->view.node, {got_generation, got_version, true});
   on_change_();
 }
 

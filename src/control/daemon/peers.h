@@ -73,7 +73,8 @@ class Peers {
   // A peer told us its state word (StateUpdate, heartbeat).
   void SetFlags(uint32_t node, uint64_t flags);
 
-  // Calls every peer whose link is open (of `only`, if given), in parallel.
+  // Calls every peer (of `only`, if given) not declared offline, in
+  // parallel; a peer whose link is being made gets the call once it is up.
   // `done` runs once, when every one answered, failed or timed out, with
   // each peer's result.
   using Results = std::map<uint32_t, Result<std::string>>;

@@ -2,6 +2,7 @@
 // home registers the chunk on every peer in parallel), unpublishing there,
 // lookups at the reader's own daemon, pins at owners, and the replicas'
 // side of the homes' pushes and pulls.
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -17,6 +18,8 @@ namespace {
 using util::Hex;
 
 constexpr int kMaxChunksPerCall = 65536;
+// A page of a home's chunk list stays well below the frame limit.
+constexpr size_t kSyncPageBytes = 4u << 20;
 
 bool PeerMissing(const Status& st) {
   return st.code() == StatusCode::kUnavailable ||
@@ -349,14 +352,28 @@ void HandleReplicaRemove(Node& node, const CallPtr& call, std::string_view paylo
   call->ReplyEmpty();
 }
 
-void HandleReplicaSync(Node& node, const CallPtr& call, std::string_view) {
+void HandleReplicaSync(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::ReplicaSyncRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
   wire::ReplicaSyncReply rep;
   rep.set_generation(node.generation);
   // The version first: a change between the two reads leaves the puller
   // behind, and its next heartbeat pulls again (never the other way).
   rep.set_version(node.directory->version());
   // Local-only chunks too: the nodes whose memory they use keep shadows.
-  for (const auto& c : node.directory->HomedAt(node.id)) *rep.add_chunks() = ToWire(c);
+  auto chunks = node.directory->HomedAt(node.id);
+  std::sort(chunks.begin(), chunks.end(),
+            [](const ChunkMeta& a, const ChunkMeta& b) { return a.id < b.id; });
+  size_t bytes = 0;
+  for (const auto& c : chunks) {
+    if (c.id <= req->after()) continue;
+    if (bytes > kSyncPageBytes) {
+      rep.set_more(true);
+      break;
+    }
+    *rep.add_chunks() = ToWire(c);
+    bytes += c.descriptor.size() + c.name.size() + 64;
+  }
   call->Reply(rep);
 }
 

@@ -68,6 +68,11 @@ void Channel::Close() {
 }
 
 Result<uint64_t> Channel::Send(uint8_t method, std::string_view payload) {
+  if (payload.size() > kMaxFramePayload) {
+    return Status::CapacityError("a request of ", payload.size(),
+                                 " bytes exceeds the protocol's frame limit of ",
+                                 kMaxFramePayload);
+  }
   std::string frame;
   frame.reserve(kFrameHeaderBytes + payload.size());
   std::lock_guard<std::mutex> lock(mu_);

@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <unordered_set>
 
 #include "control/tls/tls_context.h"
 
@@ -75,6 +76,7 @@ class IoThread {
   }
 
   Status AddListener(Watch* w) {
+    listeners_.insert(w);
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.ptr = w;
@@ -132,26 +134,30 @@ class IoThread {
     while (!stopping_) {
       const int n = epoll_wait(epoll_, events, kMaxEvents, -1);
       if (n < 0 && errno != EINTR) break;
+      bool woken = false;
       for (int i = 0; i < n; ++i) {
         void* p = events[i].data.ptr;
         if (p == &wake_watch_) {
           uint64_t v;
           while (read(wake_, &v, sizeof(v)) > 0) {
           }
-          RunTasks();
+          woken = true;
           continue;
         }
+        if (listeners_.count(p) != 0) {
+          auto* w = static_cast<Watch*>(p);
+          engine_->Accept(w->fd, w->tls);
+          continue;
+        }
+        // A connection closed since epoll_wait returned is still in conns_
+        // (tasks, removals included, run after the whole batch).
         auto it = conns_.find(static_cast<Connection*>(p));
         if (it != conns_.end()) {
           ConnectionPtr hold = it->second;  // alive through the handler
           Handle(hold.get(), events[i].events);
-          continue;
         }
-        // Not a known connection: a listener (connections removed earlier
-        // in this batch are skipped by the lookup above).
-        auto* w = static_cast<Watch*>(p);
-        if (w->kind == Watch::kListener) engine_->Accept(w->fd, w->tls);
       }
+      if (woken) RunTasks();
     }
   }
 
@@ -175,6 +181,7 @@ class IoThread {
   std::mutex mu_;
   std::deque<std::function<void()>> tasks_;
   std::unordered_map<Connection*, ConnectionPtr> conns_;  // this thread only
+  std::unordered_set<void*> listeners_;                   // set before the thread starts
 };
 
 // ---------------------------------------------------------------------------
@@ -245,6 +252,14 @@ void Connection::Enqueue(FrameKind kind, uint8_t method, uint64_t call_id,
 }
 
 void Connection::Reply(uint64_t call_id, uint8_t method, std::string_view payload) {
+  if (payload.size() > kMaxFramePayload) {
+    // The peer would drop the connection for it: an error says why instead.
+    Fail(call_id, method,
+         Status::CapacityError("the reply of ", payload.size(),
+                               " bytes exceeds the protocol's frame limit of ",
+                               kMaxFramePayload));
+    return;
+  }
   Enqueue(FrameKind::kReply, method, call_id, payload);
 }
 
@@ -254,6 +269,12 @@ void Connection::Fail(uint64_t call_id, uint8_t method, const Status& status) {
 
 void Connection::Call(uint8_t method, std::string_view payload, int timeout_ms,
                       CallDone done) {
+  if (payload.size() > kMaxFramePayload) {
+    done(Status::CapacityError("a request of ", payload.size(),
+                               " bytes exceeds the protocol's frame limit of ",
+                               kMaxFramePayload));
+    return;
+  }
   uint64_t id;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -8,12 +8,13 @@
 //   5       1     method   the called method (echoed in the reply)
 //   6       2     flags    0 (reserved; a receiver refuses anything else)
 //   8       8     call_id  chosen by the caller, echoed in the reply
-//   16      ...   payload  request/reply: a protobuf message of proto/quiver/node.proto;
+//   16      ...   payload  request/reply: a protobuf message of
+//   proto/quiver/control.proto;
 //                          error: one byte StatusCode, then the message text
 //
 // A connection carries many calls at once: replies may come in any order and
 // are matched to their calls by call_id. FrameDecoder is the one decoder of
-// untrusted frame bytes (fuzzed by fuzz/frame_fuzz.cc).
+// untrusted frame bytes (fuzzed by fuzz/control_fuzz.cc).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // The methods of Quiver's control protocol: the frame's method byte, the
-// messages of proto/quiver/node.proto it carries, and who may call it
+// messages of proto/quiver/control.proto it carries, and who may call it
 // (docs/protocol.md has the table).
 #pragma once
 
@@ -42,7 +42,7 @@ enum class Method : uint8_t {
   kFlush = 61,          // FlushRequest -> Empty
   kReplicaPut = 62,     // ReplicaPutRequest -> Empty
   kReplicaRemove = 63,  // ReplicaRemoveRequest -> Empty
-  kReplicaSync = 64,    // Empty -> ReplicaSyncReply
+  kReplicaSync = 64,    // ReplicaSyncRequest -> ReplicaSyncReply (by pages)
   kStateUpdate = 65,    // StateUpdate -> Empty
 };
 

@@ -58,7 +58,9 @@ void TimerQueue::Run() {
     }
     auto first = by_time_.begin();
     if (first->first > Clock::now()) {
-      cv_.wait_until(lock, first->first);
+      // A copy: while this thread waits, Cancel may erase the entry.
+      const Clock::time_point when = first->first;
+      cv_.wait_until(lock, when);
       continue;
     }
     const TimerId id = first->second;
