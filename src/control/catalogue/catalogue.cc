@@ -26,20 +26,36 @@ std::string Who(const SessionInfo& info) {
 
 }  // namespace
 
+namespace {
+
+// Kernel randomness, fetched 4 KiB at a time: handles stay unpredictable
+// without a system call each.
+uint64_t SecureRandom64() {
+  thread_local uint64_t pool[512];
+  thread_local size_t next = sizeof(pool) / sizeof(pool[0]);
+  if (next == sizeof(pool) / sizeof(pool[0])) {
+    size_t got = 0;
+    while (got < sizeof(pool)) {
+      const ssize_t n = getrandom(reinterpret_cast<char*>(pool) + got, sizeof(pool) - got, 0);
+      if (n > 0) {
+        got += static_cast<size_t>(n);
+      } else if (errno != EINTR) {
+        Status::IOError("getrandom failed: ", std::strerror(errno)).Abort();
+      }
+    }
+    next = 0;
+  }
+  const uint64_t v = pool[next];
+  pool[next++] = 0;  // used words do not linger
+  return v;
+}
+
+}  // namespace
+
 Handle Handle::Random() {
   Handle h;
-  uint64_t words[2];
-  size_t got = 0;
-  while (got < sizeof(words)) {
-    ssize_t n = getrandom(reinterpret_cast<char*>(words) + got, sizeof(words) - got, 0);
-    if (n > 0) {
-      got += static_cast<size_t>(n);
-    } else if (errno != EINTR) {
-      Status::IOError("getrandom failed: ", std::strerror(errno)).Abort();
-    }
-  }
-  h.hi = words[0];
-  h.lo = words[1];
+  h.hi = SecureRandom64();
+  h.lo = SecureRandom64();
   return h;
 }
 
@@ -323,7 +339,9 @@ Status Catalogue::Free(SessionId session, const std::vector<uint64_t>& addresses
   uint32_t now = 0, later = 0;
   for (uint64_t a : addresses) {
     auto it = objects_.find(a);
-    if (it == objects_.end()) continue;  // listed twice
+    // Listed twice: the first let go already (the object may still be held
+    // by a publication or a pin, and must not be let go of again).
+    if (it == objects_.end() || it->second.creator != session) continue;
     Object& o = it->second;
     o.creator = 0;
     s->created.erase(a);

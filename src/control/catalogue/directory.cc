@@ -147,17 +147,27 @@ Status Directory::Insert(std::vector<ChunkMeta>* chunks, const InsertOptions& op
   std::lock_guard<std::mutex> lock(mu_);
   if (step != nullptr) step->before = step->after = version_;
   std::vector<size_t> fresh;
+  std::map<uint64_t, size_t> in_list;  // the same id twice in one list counts once
   for (size_t i = 0; i < chunks->size(); ++i) {
     const ChunkMeta& c = (*chunks)[i];
     // Another node's local-only chunk concerns this node only if it uses
     // this node's memory.
     if (IsShadow(c) && parsed[i].own_ranges.empty()) continue;
+    const ChunkMeta* same = nullptr;
     auto it = chunks_.find(c.id);
-    if (it == chunks_.end()) {
+    if (it != chunks_.end()) same = &it->second.meta;
+    auto listed = in_list.find(c.id);
+    if (listed != in_list.end()) same = &(*chunks)[listed->second];
+    if (same == nullptr) {
       fresh.push_back(i);
-    } else if (it->second.meta.descriptor != c.descriptor ||
-               it->second.meta.name != c.name) {
+      in_list.emplace(c.id, i);
+    } else if (same->descriptor != c.descriptor || same->name != c.name) {
       return Status::AlreadyExists("chunk id ", Hex(c.id), " is taken by another chunk");
+    } else if (it != chunks_.end() && !options.persist && options.record != 0 &&
+               it->second.record != options.record) {
+      // A second record of a chunk already registered (from its first
+      // record): nothing would ever free this one.
+      catalogue_->FreeRecord(options.record);
     }
   }
   if (options.check_names) {
@@ -213,7 +223,7 @@ Status Directory::Insert(std::vector<ChunkMeta>* chunks, const InsertOptions& op
     made.push_back(std::move(e));
   }
   for (auto& e : made) {
-    if (e.meta.home == self_) ++version_;
+    if (e.meta.home == self_ && !options.version.reserved()) ++version_;
     if (!e.shadow) by_name_[e.meta.name].push_back(e.meta.id);
     const uint64_t id = e.meta.id;
     chunks_.emplace(id, std::move(e));
@@ -384,6 +394,13 @@ void Directory::SessionEnded(SessionId session) {
 uint64_t Directory::version() const {
   std::lock_guard<std::mutex> lock(mu_);
   return version_;
+}
+
+Directory::VersionStep Directory::ReserveVersions(uint64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  VersionStep step{version_, version_ + n};
+  version_ += n;
+  return step;
 }
 
 Directory::HomeView Directory::home_view(uint32_t home) const {

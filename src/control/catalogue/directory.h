@@ -47,6 +47,11 @@ class Directory {
   // `catalogue` and `config` must outlive the directory.
   Directory(Catalogue* catalogue, const memory::ClusterConfig* config, uint32_t self);
 
+  // The version of the chunks homed here before and after a change.
+  struct VersionStep {
+    uint64_t before = 0, after = 0;
+    bool reserved() const { return after != before; }
+  };
   struct InsertOptions {
     bool check_names = true;  // refuse what conflicts with published chunks
     SessionId publisher = 0;  // at the home: the publishing session
@@ -54,10 +59,9 @@ class Directory {
     uint64_t record = 0;      // with persist false: the record's address
     SessionId seal_as = 0;    // seal this session's objects the chunks use first
     bool as_home = false;     // refuse chunks whose home is another node
-  };
-  // The version of the chunks homed here before and after a change.
-  struct VersionStep {
-    uint64_t before = 0, after = 0;
+    // Set: the version step was reserved (ReserveVersions) and is not taken
+    // again.
+    VersionStep version{};
   };
   // Registers chunks, all or nothing. Each descriptor is parsed here once
   // (framing, types, every buffer inside one region); buffers in this
@@ -93,6 +97,9 @@ class Directory {
 
   // Version of the chunks homed here (+1 per change).
   uint64_t version() const;
+  // Moves the version on by `n` now, for chunks a home registers on its
+  // peers while it registers them itself (Insert with options.version).
+  VersionStep ReserveVersions(uint64_t n);
   // What this node last took from another home.
   struct HomeView {
     uint64_t generation = 0, version = 0;
