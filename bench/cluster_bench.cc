@@ -304,7 +304,7 @@ void PublishLoop(benchmark::State& state, Client* client) {
   auto col = v.Finish();
   if (!col.ok()) return state.SkipWithError(col.status().ToString().c_str());
   auto made = RecordBatch::FromArrays({"v"}, {*col});
-  int i = 0;
+  static int i = 0;  // names unique over every call of this benchmark
   for (auto _ : state) {
     const std::string name = "pub-" + std::to_string(i++);
     auto t0 = Clock::now();

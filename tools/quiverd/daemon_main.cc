@@ -22,7 +22,7 @@ int Usage(const char* program) {
       "  --max-malloc    largest single allocation (default: [limits] max_malloc)\n"
       "  --malloc-rate   allocations per second per session (default: [limits])\n"
       "  --heartbeat-ms  interval of the heartbeats to peers (default 100)\n"
-      "  --io-threads    threads serving connections (default 2)\n"
+      "  --io-threads    threads serving connections (default: one per two CPUs)\n"
       "  --cpus          run on these CPUs only (e.g. 0,1)\n",
       program);
   return 2;

@@ -121,8 +121,10 @@ MemoryPool* Client::pool(uint32_t node) {
 
 // ---------------------------------------------------------------------------
 // Memory: every allocation is made by its region's owner, for this client's
-// session there; the owner runs protocol step 2 on every node before it
-// answers, this process drops its own (emulated) copies.
+// session there. Protocol step 2 (every node drops the new range from its
+// caches) is done by the owner for every other node before it answers, and
+// here for this node: a flush empties the line from every cache of the node
+// it runs on (and this process's emulated copies).
 
 Result<uint64_t> Client::RemoteAllocate(uint32_t node, uint64_t size,
                                         uint64_t alignment) {
@@ -135,10 +137,9 @@ Result<uint64_t> Client::RemoteAllocate(uint32_t node, uint64_t size,
   QUIVER_RETURN_NOT_OK(
       l->Call(control::rpc::Method::kMalloc, req, &rep, options_.call_timeout_ms));
   core_->Allocated(node, rep.address(), rep.size(), l->view().epoch);
-  Status st;
-  if (memory::FlushIfEmulated(reinterpret_cast<void*>(rep.address()), rep.size(), &st)) {
-    QUIVER_RETURN_NOT_OK(st);
-  }
+  // Step 2 for this node: the owner had every other node flush the range.
+  QUIVER_RETURN_NOT_OK(
+      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
   return rep.address();
 }
 
@@ -161,10 +162,9 @@ Result<uint64_t> Client::RemoteReallocate(uint32_t node, uint64_t address,
       l->Call(control::rpc::Method::kRealloc, req, &rep, options_.call_timeout_ms));
   core_->Forget(node, address);
   core_->Allocated(node, rep.address(), rep.size(), l->view().epoch);
-  Status st;
-  if (memory::FlushIfEmulated(reinterpret_cast<void*>(rep.address()), rep.size(), &st)) {
-    QUIVER_RETURN_NOT_OK(st);
-  }
+  // Step 2 for this node: the owner had every other node flush the range.
+  QUIVER_RETURN_NOT_OK(
+      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
   return rep.address();
 }
 

@@ -1,10 +1,12 @@
 #include "control/daemon/daemon.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <sched.h>
 #include <signal.h>
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "control/daemon/dispatch.h"
 #include "control/daemon/log.h"
@@ -106,7 +108,9 @@ Status Start(Node* node, const DaemonOptions& o) {
   node->directory =
       std::make_unique<Directory>(node->catalogue.get(), &node->config, o.node);
   rpc::EngineOptions eo;
-  eo.io_threads = o.io_threads;
+  eo.io_threads = o.io_threads > 0
+                      ? o.io_threads
+                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   eo.cluster = cfg.name;
   eo.max_connections = cfg.limits.max_connections;
   node->engine = std::make_unique<rpc::Engine>(eo, MakeHandlers(node));
@@ -164,6 +168,10 @@ int RunDaemon(const DaemonOptions& options) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // A malformed message is refused with an error to its sender; protobuf's
+  // own log line for it (e.g. a string that is not UTF-8) would let any
+  // peer flood this daemon's log.
+  google::protobuf::SetLogHandler(nullptr);
   if (!options.cpus.empty()) {
     cpu_set_t cpus;
     CPU_ZERO(&cpus);

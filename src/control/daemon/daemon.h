@@ -20,7 +20,10 @@ struct DaemonOptions {
   uint32_t node = 0;
   int heartbeat_ms = 100;  // peer heartbeat interval
   int offline_after = 3;   // failed heartbeats before a peer is offline
-  int io_threads = 2;      // threads serving connections
+  // Threads serving connections; 0: one per two CPUs. More threads than
+  // that cost a loaded machine more in switches than they gain (measured
+  // on 2 CPUs: 8 daemons publish 15% faster with one each than with two).
+  int io_threads = 0;
   int worker_threads = 2;  // threads for long calls (table decoding, big flushes)
   bool remove_region_on_exit = false;
   std::vector<int> cpus;  // CPU affinity (empty: any CPU)

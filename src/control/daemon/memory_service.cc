@@ -21,23 +21,36 @@ constexpr uint64_t kInlineFlushBytes = 1u << 20;
 // handed out with stale lines possibly left there.
 bool PeerMissing(const Status& st) { return st.code() == StatusCode::kUnavailable; }
 
-// Step 2 on this node and every peer, then `done`.
-void FlushEverywhere(Node& node, BufferRange range, std::function<void(Status)> done) {
-  node.FlushThen({range}, [&node, range, done = std::move(done)](Status st) {
+// Protocol step 2 for a new range, then `done`. A flush (clflushopt and
+// its kin) empties the line from every cache of the node it runs on, so the
+// caller, a process of node `caller`, does it for its own node when the
+// answer arrives; this daemon does it for its node (unless that is the
+// caller's) and asks every other node's daemon at once.
+void FlushEverywhere(Node& node, BufferRange range, uint32_t caller,
+                     std::function<void(Status)> done) {
+  auto others = [&node, range, caller, done = std::move(done)](Status st) {
     if (!st.ok()) return done(st);
+    std::vector<uint32_t> rest;
+    for (const auto& n : node.config.nodes) {
+      if (n.id != node.id && n.id != caller) rest.push_back(n.id);
+    }
+    if (rest.empty()) return done(Status::OK());
     wire::FlushRequest req;
     ToWire({range}, req.mutable_ranges());
     node.peers->CallAll(
-        rpc::Method::kFlush, req.SerializeAsString(), [done](Peers::Results results) {
+        rpc::Method::kFlush, req.SerializeAsString(),
+        [done](Peers::Results results) {
           for (auto& [peer, r] : results) {
             if (!r.ok() && !PeerMissing(r.status())) {
-              return done(
-                  r.status().WithContext("flushing at node " + std::to_string(peer)));
+              return done(r.status().WithContext("flushing at node " + std::to_string(peer)));
             }
           }
           done(Status::OK());
-        });
-  });
+        },
+        &rest);
+  };
+  if (caller == node.id) return others(Status::OK());
+  node.FlushThen({range}, std::move(others));
 }
 
 }  // namespace
@@ -67,7 +80,9 @@ void HandleMalloc(Node& node, const CallPtr& call, std::string_view payload) {
   auto a = node.catalogue->Allocate(session, req->size(), req->alignment());
   if (!a.ok()) return call->Fail(a.status());
   const Allocation got = *a;
-  FlushEverywhere(node, {got.address, got.size}, [&node, call, session, got](Status st) {
+  const uint32_t caller = call->state().info.identity.node;
+  FlushEverywhere(node, {got.address, got.size}, caller,
+                  [&node, call, session, got](Status st) {
     if (!st.ok()) {
       (void)node.catalogue->Free(session, {got.address});
       return call->Fail(st.WithContext("preparing the new allocation"));
@@ -87,7 +102,8 @@ void HandleRealloc(Node& node, const CallPtr& call, std::string_view payload) {
                                       req->alignment());
   if (!a.ok()) return call->Fail(a.status());
   const Allocation got = *a;
-  FlushEverywhere(node, {got.address, got.size}, [call, got](Status st) {
+  FlushEverywhere(node, {got.address, got.size}, call->state().info.identity.node,
+                  [call, got](Status st) {
     if (!st.ok()) return call->Fail(st.WithContext("preparing the moved allocation"));
     wire::MallocReply rep;
     rep.set_address(got.address);

@@ -45,6 +45,27 @@ void PushRemove(Node& node, const std::vector<uint64_t>& ids,
                       [done = std::move(done)](Peers::Results) { done(); });
 }
 
+// The first refusal among the peers' answers to a registration; a peer that
+// cannot be reached is none (it pulls the chunks when it is back).
+Status FirstRefusal(const Peers::Results& results) {
+  for (const auto& [peer, r] : results) {
+    if (!r.ok() && !PeerMissing(r.status())) {
+      return r.status().WithContext("node " + std::to_string(peer) + " refused");
+    }
+  }
+  return Status::OK();
+}
+
+// Takes back a publish everywhere (here and on every peer), then `done`
+// gets `why`.
+void Undo(Node& node, const std::vector<uint64_t>& ids,
+          std::function<void(Result<std::vector<uint64_t>>)> done, Status why) {
+  Directory::VersionStep undo;
+  node.directory->Remove(ids, &undo);
+  node.Changed();
+  PushRemove(node, ids, undo, [done = std::move(done), why] { done(why); });
+}
+
 // What the nodes of a chunk set must all be up for.
 std::vector<uint32_t> NodesOf(const std::vector<ChunkMeta>& chunks) {
   std::set<uint32_t> nodes;
@@ -53,6 +74,46 @@ std::vector<uint32_t> NodesOf(const std::vector<ChunkMeta>& chunks) {
     nodes.insert(c.owners.begin(), c.owners.end());
   }
   return {nodes.begin(), nodes.end()};
+}
+
+}  // namespace
+
+namespace {
+
+// Registers chunks here (validated, records kept), then tells the nodes in
+// `only` (every peer if null); undoes everything if anyone refuses.
+void PublishInOrder(Node& node, std::vector<ChunkMeta> chunks,
+                    const Directory::InsertOptions& options, bool local_only,
+                    std::function<void(Result<std::vector<uint64_t>>)> done) {
+  Directory::VersionStep step;
+  Status st = node.directory->Insert(&chunks, options, &step);
+  if (!st.ok()) return done(st);
+  std::vector<uint64_t> ids;
+  std::set<uint32_t> owners;
+  for (const auto& c : chunks) {
+    ids.push_back(c.id);
+    for (uint32_t o : c.owners) {
+      if (o != node.id) owners.insert(o);
+    }
+  }
+  node.Changed();
+  // A local-only table is registered here alone; the nodes whose memory it
+  // uses keep its shadow (their references and records).
+  if (local_only && owners.empty()) return done(ids);
+  std::vector<uint32_t> only(owners.begin(), owners.end());
+  wire::ReplicaPutRequest put;
+  put.set_generation(node.generation);
+  put.set_prev_version(step.before);
+  put.set_version(step.after);
+  for (const auto& c : chunks) *put.add_chunks() = ToWire(c);
+  node.peers->CallAll(
+      rpc::Method::kReplicaPut, put.SerializeAsString(),
+      [&node, ids, done = std::move(done)](Peers::Results results) {
+        Status refused = FirstRefusal(results);
+        if (refused.ok()) return done(ids);
+        Undo(node, ids, std::move(done), refused);
+      },
+      local_only ? &only : nullptr);
 }
 
 }  // namespace
@@ -70,48 +131,45 @@ void PublishChunks(Node& node, std::vector<ChunkMeta> chunks, SessionId publishe
   options.publisher = publisher;
   options.seal_as = seal_as;
   options.as_home = true;
-  Directory::VersionStep step;
-  Status st = node.directory->Insert(&chunks, options, &step);
-  if (!st.ok()) return done(st);
+  if (local_only) return PublishInOrder(node, std::move(chunks), options, true, done);
+  // Every peer registers the chunks while this node does its own share
+  // (checks, seal, record): the two round trips overlap. The version step
+  // is reserved first, so the peers stay in step with it either way.
   std::vector<uint64_t> ids;
-  std::set<uint32_t> owners;
-  for (const auto& c : chunks) {
-    ids.push_back(c.id);
-    for (uint32_t o : c.owners) {
-      if (o != node.id) owners.insert(o);
-    }
-  }
-  node.Changed();
-  // A local-only table is registered here alone; the nodes whose memory it
-  // uses keep its shadow (their references and records).
-  std::optional<std::vector<uint32_t>> only;
-  if (local_only) {
-    if (owners.empty()) return done(ids);
-    only.emplace(owners.begin(), owners.end());
-  }
+  for (const auto& c : chunks) ids.push_back(c.id);
+  options.version = node.directory->ReserveVersions(chunks.size());
   wire::ReplicaPutRequest put;
   put.set_generation(node.generation);
-  put.set_prev_version(step.before);
-  put.set_version(step.after);
+  put.set_prev_version(options.version.before);
+  put.set_version(options.version.after);
   for (const auto& c : chunks) *put.add_chunks() = ToWire(c);
-  node.peers->CallAll(
-      rpc::Method::kReplicaPut, put.SerializeAsString(),
-      [&node, ids, done = std::move(done)](Peers::Results results) {
-        Status refused;
-        for (auto& [peer, r] : results) {
-          // A peer that cannot be reached pulls the chunks when it is back.
-          if (!r.ok() && !PeerMissing(r.status()) && refused.ok()) {
-            refused = r.status().WithContext("node " + std::to_string(peer) + " refused");
-          }
-        }
-        if (refused.ok()) return done(ids);
-        // Undo everywhere: the publish never happened.
-        Directory::VersionStep undo;
-        node.directory->Remove(ids, &undo);
-        node.Changed();
-        PushRemove(node, ids, undo, [done, refused] { done(refused); });
-      },
-      only ? &*only : nullptr);
+  struct Both {
+    std::mutex mu;
+    int left = 2;
+    Status local, refused;
+  };
+  auto both = std::make_shared<Both>();
+  auto finish = [&node, ids, both, done = std::move(done)] {
+    Status st = both->local.ok() ? both->refused : both->local;
+    if (st.ok()) return done(ids);
+    Undo(node, ids, done, st);
+  };
+  auto arrive = [both, finish](Status st, bool local) {
+    bool last;
+    {
+      std::lock_guard<std::mutex> lock(both->mu);
+      (local ? both->local : both->refused) = std::move(st);
+      last = --both->left == 0;
+    }
+    if (last) finish();
+  };
+  node.peers->CallAll(rpc::Method::kReplicaPut, put.SerializeAsString(),
+                      [arrive](Peers::Results results) {
+                        arrive(FirstRefusal(results), false);
+                      });
+  Status st = node.directory->Insert(&chunks, options);
+  if (st.ok()) node.Changed();
+  arrive(st, true);
 }
 
 void HandlePublish(Node& node, const CallPtr& call, std::string_view payload) {

@@ -120,9 +120,11 @@ Status Channel::ReadSome(std::unique_lock<std::mutex>* lock, Clock::time_point d
 Status Channel::DrainLocked() {
   for (;;) {
     uint8_t* p = decoder_.WritePointer(kReadChunk);
-    QUIVER_ASSIGN_OR_RAISE(size_t n, stream_->Read(p, decoder_.WriteRoom()));
-    if (n == 0) break;
+    const size_t room = decoder_.WriteRoom();
+    QUIVER_ASSIGN_OR_RAISE(size_t n, stream_->Read(p, room));
     decoder_.Commit(n);
+    // A short read drained the socket (poll says when more comes).
+    if (n < room && !stream_->HasPendingInput()) break;
   }
   FrameHeader h;
   std::string_view payload;

@@ -1,6 +1,7 @@
 #include "control/rpc/engine.h"
 
 #include <arpa/inet.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -381,19 +382,23 @@ void IoThread::Handle(Connection* c, uint32_t events) {
   }
   // Read and dispatch until the socket is drained (frames are handled as
   // they arrive, so a flood never accumulates unbounded input).
-  for (;;) {
+  for (bool drained = false; !drained;) {
     Status st;
     size_t got = 0;
     {
       std::lock_guard<std::mutex> lock(c->mu_);
       if (c->closed()) return;
       uint8_t* p = c->decoder_.WritePointer(kReadChunk);
-      auto n = c->stream_->Read(p, c->decoder_.WriteRoom());
+      const size_t room = c->decoder_.WriteRoom();
+      auto n = c->stream_->Read(p, room);
       if (!n.ok()) {
         st = n.status();
       } else {
         got = *n;
         c->decoder_.Commit(got);
+        // A short read drained the socket: epoll (level-triggered) says
+        // when more comes, so no read just to hear "would block".
+        drained = got < room && !c->stream_->HasPendingInput();
         if ((events & EPOLLOUT) || c->stream_->wants_write()) st = c->FlushLocked();
       }
     }
@@ -430,7 +435,14 @@ void IoThread::Handle(Connection* c, uint32_t events) {
 // Engine
 
 Engine::Engine(EngineOptions options, EngineHandlers handlers)
-    : options_(std::move(options)), handlers_(std::move(handlers)) {}
+    : options_(std::move(options)), handlers_(std::move(handlers)) {
+  // OpenSSL writes to sockets with write(): a peer that goes away while we
+  // send must give an error, not end the process with SIGPIPE.
+  struct sigaction old {};
+  if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
+}
 
 Engine::~Engine() { Stop(); }
 
