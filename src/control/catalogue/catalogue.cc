@@ -36,7 +36,8 @@ uint64_t SecureRandom64() {
   if (next == sizeof(pool) / sizeof(pool[0])) {
     size_t got = 0;
     while (got < sizeof(pool)) {
-      const ssize_t n = getrandom(reinterpret_cast<char*>(pool) + got, sizeof(pool) - got, 0);
+      const ssize_t n =
+          getrandom(reinterpret_cast<char*>(pool) + got, sizeof(pool) - got, 0);
       if (n > 0) {
         got += static_cast<size_t>(n);
       } else if (errno != EINTR) {

@@ -108,9 +108,10 @@ Status Start(Node* node, const DaemonOptions& o) {
   node->directory =
       std::make_unique<Directory>(node->catalogue.get(), &node->config, o.node);
   rpc::EngineOptions eo;
-  eo.io_threads = o.io_threads > 0
-                      ? o.io_threads
-                      : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
+  eo.io_threads =
+      o.io_threads > 0
+          ? o.io_threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   eo.cluster = cfg.name;
   eo.max_connections = cfg.limits.max_connections;
   node->engine = std::make_unique<rpc::Engine>(eo, MakeHandlers(node));

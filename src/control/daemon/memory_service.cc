@@ -42,7 +42,8 @@ void FlushEverywhere(Node& node, BufferRange range, uint32_t caller,
         [done](Peers::Results results) {
           for (auto& [peer, r] : results) {
             if (!r.ok() && !PeerMissing(r.status())) {
-              return done(r.status().WithContext("flushing at node " + std::to_string(peer)));
+              return done(
+                  r.status().WithContext("flushing at node " + std::to_string(peer)));
             }
           }
           done(Status::OK());
@@ -83,15 +84,15 @@ void HandleMalloc(Node& node, const CallPtr& call, std::string_view payload) {
   const uint32_t caller = call->state().info.identity.node;
   FlushEverywhere(node, {got.address, got.size}, caller,
                   [&node, call, session, got](Status st) {
-    if (!st.ok()) {
-      (void)node.catalogue->Free(session, {got.address});
-      return call->Fail(st.WithContext("preparing the new allocation"));
-    }
-    wire::MallocReply rep;
-    rep.set_address(got.address);
-    rep.set_size(got.size);
-    call->Reply(rep);
-  });
+                    if (!st.ok()) {
+                      (void)node.catalogue->Free(session, {got.address});
+                      return call->Fail(st.WithContext("preparing the new allocation"));
+                    }
+                    wire::MallocReply rep;
+                    rep.set_address(got.address);
+                    rep.set_size(got.size);
+                    call->Reply(rep);
+                  });
 }
 
 void HandleRealloc(Node& node, const CallPtr& call, std::string_view payload) {
@@ -104,12 +105,13 @@ void HandleRealloc(Node& node, const CallPtr& call, std::string_view payload) {
   const Allocation got = *a;
   FlushEverywhere(node, {got.address, got.size}, call->state().info.identity.node,
                   [call, got](Status st) {
-    if (!st.ok()) return call->Fail(st.WithContext("preparing the moved allocation"));
-    wire::MallocReply rep;
-    rep.set_address(got.address);
-    rep.set_size(got.size);
-    call->Reply(rep);
-  });
+                    if (!st.ok())
+                      return call->Fail(st.WithContext("preparing the moved allocation"));
+                    wire::MallocReply rep;
+                    rep.set_address(got.address);
+                    rep.set_size(got.size);
+                    call->Reply(rep);
+                  });
 }
 
 void HandleFree(Node& node, const CallPtr& call, std::string_view payload) {

@@ -163,10 +163,9 @@ void PublishChunks(Node& node, std::vector<ChunkMeta> chunks, SessionId publishe
     }
     if (last) finish();
   };
-  node.peers->CallAll(rpc::Method::kReplicaPut, put.SerializeAsString(),
-                      [arrive](Peers::Results results) {
-                        arrive(FirstRefusal(results), false);
-                      });
+  node.peers->CallAll(
+      rpc::Method::kReplicaPut, put.SerializeAsString(),
+      [arrive](Peers::Results results) { arrive(FirstRefusal(results), false); });
   Status st = node.directory->Insert(&chunks, options);
   if (st.ok()) node.Changed();
   arrive(st, true);

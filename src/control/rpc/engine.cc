@@ -1,10 +1,10 @@
 #include "control/rpc/engine.h"
 
 #include <arpa/inet.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
