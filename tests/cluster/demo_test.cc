@@ -59,7 +59,7 @@ TEST(DemoTest, ADaemonThatDiesFailsTheDemoWithAMessage) {
   const std::string config = StartLongDemo(&demo);
   ASSERT_FALSE(config.empty()) << demo.output();
   const pid_t victim = DaemonPid(config, 1);
-  ASSERT_GT(victim, 0);
+  ASSERT_GT(victim, 0) << demo.output();
   kill(victim, SIGKILL);
   EXPECT_EQ(demo.Finish(300000), 1) << demo.output();
   EXPECT_NE(demo.output().find("quiver demo: FAILED"), std::string::npos)
@@ -73,10 +73,10 @@ TEST(DemoTest, ADaemonThatDiesFailsTheDemoWithAMessage) {
 
 TEST(DemoTest, ADaemonThatHangsFailsTheDemoWithAMessage) {
   Child demo;
-  const std::string config = StartLongDemo(&demo, {"--stall-ms", "5000"});
+  const std::string config = StartLongDemo(&demo, {"--stall-ms", "12000"});
   ASSERT_FALSE(config.empty()) << demo.output();
   const pid_t victim = DaemonPid(config, 1);
-  ASSERT_GT(victim, 0);
+  ASSERT_GT(victim, 0) << demo.output();
   kill(victim, SIGSTOP);
   EXPECT_EQ(demo.Finish(300000), 1) << demo.output();
   EXPECT_NE(demo.output().find("quiver demo: FAILED"), std::string::npos)

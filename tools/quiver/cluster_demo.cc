@@ -529,6 +529,7 @@ int ClusterDemoCommand(const Args& in) {
     return Fail("starting the cluster", cluster_r.status(), kExitFailed);
   auto& cluster = *cluster_r;
   std::printf("  daemons up (config %s)\n", cluster->config_path().c_str());
+  std::fflush(stdout);  // a reader of a pipe sees each step as it happens
   std::vector<pid_t> workers;
   std::vector<std::string> results;
   for (int i = 0; i < nodes; ++i) {

@@ -1,9 +1,13 @@
 #include "control/client/core.h"
 
+#include <openssl/crypto.h>
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include "control/rpc/wire.h"
@@ -18,6 +22,33 @@ constexpr int kWatchMs = 200;
 // How long queued frees and releases wait for company before going out.
 constexpr int kCoalesceMs = 5;
 constexpr int kDrainTimeoutMs = 10000;
+// How long an exiting process waits for background threads still ending.
+constexpr int kExitWaitMs = 2000;
+
+// Background threads at work. The process waits for them at exit, before
+// OpenSSL's own exit handler runs: that handler frees what a thread still
+// uses and takes away the hook that frees an ending thread's OpenSSL state.
+struct Finishing {
+  std::mutex mu;
+  std::condition_variable cv;
+  int threads = 0;
+};
+Finishing& finishing() {
+  static Finishing* f = new Finishing;  // never destroyed: used at exit
+  return *f;
+}
+void Busy(int delta) {
+  Finishing& f = finishing();
+  std::lock_guard<std::mutex> lock(f.mu);
+  f.threads += delta;
+  if (f.threads == 0) f.cv.notify_all();
+}
+void WaitForFinishingThreads() {
+  Finishing& f = finishing();
+  std::unique_lock<std::mutex> lock(f.mu);
+  f.cv.wait_for(lock, std::chrono::milliseconds(kExitWaitMs),
+                [&] { return f.threads == 0; });
+}
 
 // A process maps each region once, at its fixed address: every Client of
 // the same cluster and node in this process shares that mapping.
@@ -71,6 +102,9 @@ Result<std::shared_ptr<Core>> Core::Make(const ClientOptions& options) {
                                                       PeerRole::kClient, options.node,
                                                       /*server=*/false));
     c->tls_.emplace(std::move(tls));
+    // Registered after OpenSSL's exit handler, so it runs before it.
+    static const bool registered = std::atexit(WaitForFinishingThreads) == 0;
+    (void)registered;
   }
   for (const auto& n : cfg.nodes) {
     c->links_[n.id] =
@@ -95,7 +129,12 @@ Core::~Core() {
   for (auto& [id, l] : links_) l->Close();
   if (!thread_.joinable()) return;
   if (thread_.get_id() == std::this_thread::get_id()) {
-    thread_.detach();  // the thread's own last reference: it ends on its own
+    // The thread's own last reference: it ends on its own.
+    {
+      std::lock_guard<std::mutex> lock(waker_->mu);
+      waker_->detached = true;
+    }
+    thread_.detach();
   } else {
     thread_.join();  // asleep (it holds no reference): it ends at once
   }
@@ -334,20 +373,38 @@ void Core::Loop(std::weak_ptr<Core> core, std::shared_ptr<Waker> waker) {
       std::unique_lock<std::mutex> lock(waker->mu);
       waker->cv.wait_for(lock, std::chrono::milliseconds(wait),
                          [&] { return waker->stop || waker->work; });
-      if (waker->stop) return;
       // Frees and releases come in bursts (a table's arrays go together):
       // gather a moment's worth into one call per daemon.
-      if (waker->work) {
+      if (!waker->stop && waker->work) {
         waker->cv.wait_for(lock, std::chrono::milliseconds(kCoalesceMs),
                            [&] { return waker->stop; });
-        if (waker->stop) return;
         waker->work = false;
       }
+      if (waker->stop) break;
     }
-    std::shared_ptr<Core> self = core.lock();
-    if (!self) return;
-    wait = self->Step();
+    // Counted while it works: an exiting process waits for the work (and
+    // for the Core's end, if that falls to this thread).
+    Busy(+1);
+    bool gone = true;
+    {
+      std::shared_ptr<Core> self = core.lock();
+      if (self) {
+        wait = self->Step();
+        gone = false;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(waker->mu);
+      gone = gone || waker->detached;
+    }
+    if (gone) {
+      OPENSSL_thread_stop();  // before the process may exit
+      Busy(-1);
+      return;
+    }
+    Busy(-1);
   }
+  OPENSSL_thread_stop();
 }
 
 }  // namespace quiver::control::client

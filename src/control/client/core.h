@@ -79,6 +79,7 @@ class Core {
     std::condition_variable cv;
     bool stop = false;
     bool work = false;
+    bool detached = false;  // ~Core ran on the thread, which then ends alone
   };
   explicit Core(const ClientOptions& options)
       : options_(options), waker_(std::make_shared<Waker>()) {}
