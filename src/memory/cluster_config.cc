@@ -17,6 +17,8 @@
 #include <set>
 #include <sstream>
 
+#include "memory/file_type.h"
+
 namespace quiver::memory {
 
 const char* BackingKindName(BackingKind kind) {
@@ -59,6 +61,8 @@ uint64_t QuotaSpec::Resolve(uint64_t data_size) const {
 }
 
 namespace {
+
+using internal::FileTypeName;
 // "50%" -> 0.5. In long double, where fraction * 100 of any double is exact,
 // so ToString can always find a text that parses back to the same fraction.
 double PercentToFraction(const char* text, char** end) {
@@ -135,18 +139,6 @@ Status IdTooLarge(std::string_view where, uint64_t id) {
   return Status::Invalid(where, ".id ", id, " is larger than ", kMaxNodeId, " (",
                          kMaxNodeId + 1,
                          " is reserved: allocation tags store the id + 1 in 16 bits)");
-}
-
-// What kind of file `mode` describes, for errors.
-const char* FileTypeName(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "of an unknown type";
 }
 
 // "host:port" or "[ipv6]:port": a non-empty host and a port in 1..65535.

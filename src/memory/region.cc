@@ -13,9 +13,13 @@
 #include <sstream>
 #include <thread>
 
+#include "memory/file_type.h"
+
 namespace quiver::memory {
 
 namespace {
+
+using internal::FileTypeName;
 
 std::string Hex(uint64_t v) {
   std::ostringstream ss;
@@ -79,18 +83,6 @@ Status CheckHeader(const RegionHeader& h, const ClusterConfig& cluster,
                            cluster.granule);
   }
   return Status::OK();
-}
-
-// What kind of file `mode` describes, for errors.
-const char* FileTypeName(mode_t mode) {
-  if (S_ISREG(mode)) return "a regular file";
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "of an unknown type";
 }
 
 std::string BackingName(const NodeConfig& node) {

@@ -27,18 +27,11 @@ using control::rpc::Method;
 using testing::BinaryPath;
 using testing::Child;
 using testing::ClusterSpec;
+using testing::ConnectOnline;
 using testing::Eventually;
 using testing::RawSession;
 using testing::StartCluster;
 using testing::UsedBytes;
-
-std::unique_ptr<Client> Connect(const control::LocalCluster& cluster, uint32_t node) {
-  auto c = Client::Connect({cluster.config_path(), node});
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  if (!c.ok()) return nullptr;
-  EXPECT_TRUE((*c)->WaitAllOnline(30000).ok());
-  return std::move(*c);
-}
 
 RecordBatchPtr Int64Batch(MemoryPool* pool, int64_t n) {
   Int64Builder b(pool);
@@ -65,7 +58,7 @@ class AttackTest : public ::testing::Test {
     spec.nodes = 3;
     cluster_ = StartCluster(spec);
     ASSERT_NE(cluster_, nullptr);
-    owner_ = Connect(*cluster_, 0);
+    owner_ = ConnectOnline(*cluster_, 0);
     ASSERT_NE(owner_, nullptr);
     auto batch = Int64Batch(owner_->local_pool(), 200000);
     data_ = reinterpret_cast<uint64_t>(batch->column(0)->data()->buffers[1]->data());
@@ -277,8 +270,8 @@ TEST(AttackLimitsTest, AFloodingClientLeavesOthersAbleToAllocate) {
   auto cluster = StartCluster(spec);
   ASSERT_NE(cluster, nullptr);
   // Two clients of node 1 in this process (a process is of one node).
-  auto flooder = Connect(*cluster, 1);
-  auto other = Connect(*cluster, 1);
+  auto flooder = ConnectOnline(*cluster, 1);
+  auto other = ConnectOnline(*cluster, 1);
   ASSERT_TRUE(flooder && other);
   EXPECT_TRUE(Client::Connect({cluster->config_path(), 0}).status().IsInvalid());
   // Quota: 1 MiB at a time at node 0 until refused.

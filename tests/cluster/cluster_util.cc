@@ -281,4 +281,13 @@ Result<std::string> RawSession::Call(control::rpc::Method method,
                         timeout_ms);
 }
 
+std::unique_ptr<Client> ConnectOnline(const control::LocalCluster& cluster,
+                                      uint32_t node) {
+  auto c = Client::Connect({cluster.config_path(), node});
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  if (!c.ok()) return nullptr;
+  EXPECT_TRUE((*c)->WaitAllOnline(30000).ok());
+  return std::move(*c);
+}
+
 }  // namespace quiver::testing

@@ -64,6 +64,11 @@ struct ClusterSpec {
 };
 std::unique_ptr<control::LocalCluster> StartCluster(const ClusterSpec& spec);
 
+// A client of `node` that has seen every node online (nullptr, with a test
+// failure, if it cannot connect).
+std::unique_ptr<Client> ConnectOnline(const control::LocalCluster& cluster,
+                                      uint32_t node);
+
 // Polls `done` every 50 ms for up to `timeout_ms`; true once it holds.
 bool Eventually(const std::function<bool()>& done, int timeout_ms = 10000);
 

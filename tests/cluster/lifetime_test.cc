@@ -15,6 +15,7 @@ namespace {
 
 using testing::Child;
 using testing::ClusterSpec;
+using testing::ConnectOnline;
 using testing::Eventually;
 using testing::StartCluster;
 using testing::UsedBytes;
@@ -26,14 +27,6 @@ ClusterSpec Spec(int nodes = 3) {
   spec.limits.session_quota = {1.0, 0};
   spec.limits.node_quota = {1.0, 0};
   return spec;
-}
-
-std::unique_ptr<Client> Connect(const control::LocalCluster& cluster, uint32_t node) {
-  auto c = Client::Connect({cluster.config_path(), node});
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  if (!c.ok()) return nullptr;
-  EXPECT_TRUE((*c)->WaitAllOnline(30000).ok());
-  return std::move(*c);
 }
 
 // Publishes "t": `rows` int64 values 0..rows-1 in `where`'s memory, by a
@@ -56,7 +49,7 @@ std::string SumsOf(int64_t rows) {
 TEST(LifetimeTest, AClientKilledHoldingAllocationsAndPinsLeavesNothing) {
   auto cluster = StartCluster(Spec());
   ASSERT_NE(cluster, nullptr);
-  auto owner = Connect(*cluster, 0);
+  auto owner = ConnectOnline(*cluster, 0);
   ASSERT_NE(owner, nullptr);
   PublishTable(owner.get(), 0, 100000);
   int64_t base[3];
@@ -102,7 +95,7 @@ TEST(LifetimeTest, AClientKilledHoldingAllocationsAndPinsLeavesNothing) {
 TEST(LifetimeTest, AReaderInItsOwnPidNamespaceKeepsItsPin) {
   auto cluster = StartCluster(Spec(2));
   ASSERT_NE(cluster, nullptr);
-  auto owner = Connect(*cluster, 0);
+  auto owner = ConnectOnline(*cluster, 0);
   ASSERT_NE(owner, nullptr);
   const int64_t base = UsedBytes(*cluster, 0);
   PublishTable(owner.get(), 0, 200000);
@@ -126,7 +119,7 @@ TEST(LifetimeTest, AReaderInItsOwnPidNamespaceKeepsItsPin) {
 TEST(LifetimeTest, AReaderWhoseOwnDaemonDiesKeepsReadingCorrectData) {
   auto cluster = StartCluster(Spec(3));
   ASSERT_NE(cluster, nullptr);
-  auto owner = Connect(*cluster, 0);
+  auto owner = ConnectOnline(*cluster, 0);
   ASSERT_NE(owner, nullptr);
   const int64_t base = UsedBytes(*cluster, 0);
   PublishTable(owner.get(), 0, 200000);
@@ -160,7 +153,7 @@ TEST(LifetimeTest, APublisherThatExitsLeavesItsTableUntilSomeoneUnpublishes) {
     EXPECT_EQ(r.Finish(), 0) << r.output();
     EXPECT_NE(r.output().find(SumsOf(50000)), std::string::npos) << r.output();
   }
-  auto other = Connect(*cluster, 2);
+  auto other = ConnectOnline(*cluster, 2);
   ASSERT_NE(other, nullptr);
   auto list = other->List();
   ASSERT_TRUE(list.ok());
@@ -176,7 +169,7 @@ TEST(LifetimeTest, APublisherThatExitsLeavesItsTableUntilSomeoneUnpublishes) {
 TEST(LifetimeTest, ARefusedFullCopyLeavesNothingBehind) {
   auto cluster = StartCluster(Spec(2));
   ASSERT_NE(cluster, nullptr);
-  auto c = Connect(*cluster, 0);
+  auto c = ConnectOnline(*cluster, 0);
   ASSERT_NE(c, nullptr);
   Int64Builder b;
   ASSERT_TRUE(b.Reserve(100000).ok());

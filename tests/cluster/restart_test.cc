@@ -14,6 +14,7 @@ namespace {
 
 using testing::Child;
 using testing::ClusterSpec;
+using testing::ConnectOnline;
 using testing::Eventually;
 using testing::StartCluster;
 using testing::UsedBytes;
@@ -27,14 +28,6 @@ ClusterSpec Spec(int nodes = 3) {
   spec.limits.node_quota = {1.0, 0};
   spec.limits.restart_grace_ms = kGraceMs;
   return spec;
-}
-
-std::unique_ptr<Client> Connect(const control::LocalCluster& cluster, uint32_t node) {
-  auto c = Client::Connect({cluster.config_path(), node});
-  EXPECT_TRUE(c.ok()) << c.status().ToString();
-  if (!c.ok()) return nullptr;
-  EXPECT_TRUE((*c)->WaitAllOnline(30000).ok());
-  return std::move(*c);
 }
 
 // Publishes `rows` int64 values 0..rows-1 built in `where`'s memory.
@@ -74,7 +67,7 @@ TEST_P(OwnerRestartTest, TablesAreReadableAgainAndTheirMemoryReturns) {
   ASSERT_NE(cluster, nullptr);
   const int64_t base = UsedBytes(*cluster, 0);
   {
-    auto publisher = Connect(*cluster, 1);
+    auto publisher = ConnectOnline(*cluster, 1);
     ASSERT_NE(publisher, nullptr);
     Publish(publisher.get(), 0, 300000, "on-0");
     // An allocation nobody publishes: freed once the restart's grace ends.
@@ -87,7 +80,7 @@ TEST_P(OwnerRestartTest, TablesAreReadableAgainAndTheirMemoryReturns) {
   for (uint32_t n = 0; n < 3; ++n) {
     EXPECT_TRUE(Eventually(
         [&] {
-          auto c = Connect(*cluster, n);
+          auto c = ConnectOnline(*cluster, n);
           return c && c->Get("on-0").ok();
         },
         15000))
@@ -95,7 +88,7 @@ TEST_P(OwnerRestartTest, TablesAreReadableAgainAndTheirMemoryReturns) {
     ExpectReadable(*cluster, n, "on-0", 300000);
   }
   // Counts are right: no pins left, not lost anywhere.
-  auto any = Connect(*cluster, 2);
+  auto any = ConnectOnline(*cluster, 2);
   ASSERT_NE(any, nullptr);
   auto list = any->List();
   ASSERT_TRUE(list.ok());
@@ -122,7 +115,7 @@ TEST(RestartTest, AReaderKeepsItsPinAcrossItsOwnersRestart) {
   ASSERT_NE(cluster, nullptr);
   const int64_t base = UsedBytes(*cluster, 0);
   {
-    auto publisher = Connect(*cluster, 2);
+    auto publisher = ConnectOnline(*cluster, 2);
     ASSERT_NE(publisher, nullptr);
     Publish(publisher.get(), 0, 400000, "held");
   }
@@ -130,7 +123,7 @@ TEST(RestartTest, AReaderKeepsItsPinAcrossItsOwnersRestart) {
   ASSERT_FALSE(reader.WaitForLine("pinned", 30000).empty()) << reader.output();
   ASSERT_TRUE(cluster->Kill(0, SIGKILL).ok());
   ASSERT_TRUE(cluster->Restart(0).ok());
-  auto other = Connect(*cluster, 2);
+  auto other = ConnectOnline(*cluster, 2);
   ASSERT_NE(other, nullptr);
   auto pinned = [&] {
     auto st = control::client::QueryClusterStatus(cluster->config().nodes[0], 2000);
@@ -157,14 +150,14 @@ TEST(RestartTest, AWholeClusterRestartKeepsPublishedTables) {
   int64_t base[3];
   for (uint32_t n = 0; n < 3; ++n) base[n] = UsedBytes(*cluster, n);
   {
-    auto c = Connect(*cluster, 0);
+    auto c = ConnectOnline(*cluster, 0);
     ASSERT_NE(c, nullptr);
     Publish(c.get(), 1, 100000, "plain");
     for (uint32_t n = 0; n < 3; ++n) Publish(c.get(), n, 100000, "huge", n * 100000);
   }
   for (int n = 0; n < 3; ++n) ASSERT_TRUE(cluster->Kill(n, SIGTERM).ok());
   for (int n = 0; n < 3; ++n) ASSERT_TRUE(cluster->Restart(n).ok());
-  auto c = Connect(*cluster, 2);
+  auto c = ConnectOnline(*cluster, 2);
   ASSERT_NE(c, nullptr);
   Status last;
   EXPECT_TRUE(Eventually(
@@ -198,7 +191,7 @@ TEST(RestartTest, ARestartedPeerPullsALongChunkListByPages) {
   ASSERT_NE(cluster, nullptr);
   constexpr int64_t kBatches = 9000, kRows = 10;
   {
-    auto c = Connect(*cluster, 0);
+    auto c = ConnectOnline(*cluster, 0);
     ASSERT_NE(c, nullptr);
     Int64Builder b(c->local_pool());
     ASSERT_TRUE(b.Reserve(kBatches * kRows).ok());
@@ -214,7 +207,7 @@ TEST(RestartTest, ARestartedPeerPullsALongChunkListByPages) {
   }
   ASSERT_TRUE(cluster->Kill(1, SIGKILL).ok());
   ASSERT_TRUE(cluster->Restart(1).ok());
-  auto reader = Connect(*cluster, 1);
+  auto reader = ConnectOnline(*cluster, 1);
   ASSERT_NE(reader, nullptr);
   Status last;
   EXPECT_TRUE(Eventually(

@@ -183,13 +183,7 @@ Catalogue::Released Catalogue::CloseSession(SessionId id) {
   const uint64_t before = freed_bytes_;
   for (auto& [handle, objects] : s.pins) {
     ++r.pins_released;
-    for (uint64_t a : objects) {
-      auto o = objects_.find(a);
-      if (o == objects_.end()) continue;
-      --o->second.pins;
-      SyncPinsLocked(a, o->second);
-      MaybeFreeLocked(a);
-    }
+    UnpinLocked(objects);
   }
   for (uint64_t a : s.created) {
     auto o = objects_.find(a);
@@ -510,6 +504,11 @@ Status Catalogue::Release(SessionId session, const Handle& handle) {
   }
   std::vector<uint64_t> objects = std::move(it->second);
   s->pins.erase(it);
+  UnpinLocked(objects);
+  return Status::OK();
+}
+
+void Catalogue::UnpinLocked(const std::vector<uint64_t>& objects) {
   for (uint64_t a : objects) {
     auto o = objects_.find(a);
     if (o == objects_.end()) continue;
@@ -517,7 +516,6 @@ Status Catalogue::Release(SessionId session, const Handle& handle) {
     SyncPinsLocked(a, o->second);
     MaybeFreeLocked(a);
   }
-  return Status::OK();
 }
 
 // ---------------------------------------------------------------------------

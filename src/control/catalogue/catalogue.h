@@ -207,6 +207,8 @@ class Catalogue {
   void MaybeFreeLocked(uint64_t address);
   void FreeLocked(uint64_t address);
   Status PinLocked(Session* s, std::vector<uint64_t> objects, Handle* out);
+  // Lets go of one pin's hold on each of `objects`, freeing what that frees.
+  void UnpinLocked(const std::vector<uint64_t>& objects);
 
   memory::RegionAllocator* allocator_;
   const uint32_t node_;

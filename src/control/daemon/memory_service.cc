@@ -1,6 +1,8 @@
 // Memory at the region's owner: allocation for a client session, with
 // protocol step 2 (every node drops the new range from its caches) done
 // before the address is handed out; realloc, free and seal.
+#include <functional>
+
 #include "control/daemon/log.h"
 #include "control/daemon/node.h"
 #include "control/rpc/wire.h"
@@ -74,19 +76,15 @@ void Node::FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)
   }
 }
 
-void HandleMalloc(Node& node, const CallPtr& call, std::string_view payload) {
-  auto req = ParseMessage<wire::MallocRequest>(payload);
-  if (!req.ok()) return call->Fail(req.status());
-  const SessionId session = call->state().session;
-  auto a = node.catalogue->Allocate(session, req->size(), req->alignment());
-  if (!a.ok()) return call->Fail(a.status());
-  const Allocation got = *a;
-  const uint32_t caller = call->state().info.identity.node;
-  FlushEverywhere(node, {got.address, got.size}, caller,
-                  [&node, call, session, got](Status st) {
+// Flushes `got` wherever a stale line of it could be (the caller's node does
+// its own) and replies with it; on failure runs `undo` and says `what`.
+void ReplyWithPrepared(Node& node, const CallPtr& call, Allocation got, const char* what,
+                       std::function<void()> undo) {
+  FlushEverywhere(node, {got.address, got.size}, call->state().info.identity.node,
+                  [call, got, what, undo = std::move(undo)](Status st) {
                     if (!st.ok()) {
-                      (void)node.catalogue->Free(session, {got.address});
-                      return call->Fail(st.WithContext("preparing the new allocation"));
+                      if (undo) undo();
+                      return call->Fail(st.WithContext(what));
                     }
                     wire::MallocReply rep;
                     rep.set_address(got.address);
@@ -95,23 +93,25 @@ void HandleMalloc(Node& node, const CallPtr& call, std::string_view payload) {
                   });
 }
 
+void HandleMalloc(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::MallocRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  const SessionId session = call->state().session;
+  auto a = node.catalogue->Allocate(session, req->size(), req->alignment());
+  if (!a.ok()) return call->Fail(a.status());
+  const uint64_t address = a->address;
+  ReplyWithPrepared(
+      node, call, *a, "preparing the new allocation",
+      [&node, session, address] { (void)node.catalogue->Free(session, {address}); });
+}
+
 void HandleRealloc(Node& node, const CallPtr& call, std::string_view payload) {
   auto req = ParseMessage<wire::ReallocRequest>(payload);
   if (!req.ok()) return call->Fail(req.status());
-  const SessionId session = call->state().session;
-  auto a = node.catalogue->Reallocate(session, req->address(), req->new_size(),
-                                      req->alignment());
+  auto a = node.catalogue->Reallocate(call->state().session, req->address(),
+                                      req->new_size(), req->alignment());
   if (!a.ok()) return call->Fail(a.status());
-  const Allocation got = *a;
-  FlushEverywhere(node, {got.address, got.size}, call->state().info.identity.node,
-                  [call, got](Status st) {
-                    if (!st.ok())
-                      return call->Fail(st.WithContext("preparing the moved allocation"));
-                    wire::MallocReply rep;
-                    rep.set_address(got.address);
-                    rep.set_size(got.size);
-                    call->Reply(rep);
-                  });
+  ReplyWithPrepared(node, call, *a, "preparing the moved allocation", nullptr);
 }
 
 void HandleFree(Node& node, const CallPtr& call, std::string_view payload) {
