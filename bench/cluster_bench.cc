@@ -295,26 +295,33 @@ Result<std::pair<std::unique_ptr<control::LocalCluster>, std::unique_ptr<Client>
 }
 
 // ---------------------------------------------------------------------------
-// Publishing to every node: 2 nodes vs 8.
+// Publishing to every node: 2 nodes vs 8; and to this node only (the
+// publish without its fan-out, beside a Ping of the node's daemon).
 
-void PublishLoop(benchmark::State& state, Client* client) {
+void PublishLoop(benchmark::State& state, Client* client, bool local_only = false) {
   Int64Builder v(client->local_pool());
   (void)v.Reserve(1000);
   for (int64_t i = 0; i < 1000; ++i) v.UnsafeAppend(i);
   auto col = v.Finish();
   if (!col.ok()) return state.SkipWithError(col.status().ToString().c_str());
   auto made = RecordBatch::FromArrays({"v"}, {*col});
+  PublishOptions options;
+  options.local_only = local_only;
   static int i = 0;  // names unique over every call of this benchmark
   for (auto _ : state) {
     const std::string name = "pub-" + std::to_string(i++);
     auto t0 = Clock::now();
-    Status st = client->Publish(*made, name);
+    Status st = client->Publish(*made, name, options);
     state.SetIterationTime(Seconds(Clock::now() - t0));
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
     st = client->Unpublish(name);
     if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
   }
 }
+void BM_Publish_local_only(benchmark::State& state) {
+  PublishLoop(state, g_client.get(), true);
+}
+BENCHMARK(BM_Publish_local_only)->UseManualTime()->Unit(benchmark::kMicrosecond);
 void BM_Publish_nodes(benchmark::State& state) {
   if (state.range(0) == 8 && g_client8 == nullptr) {
     // Started only now, last: its heartbeats would load every other figure.
@@ -350,6 +357,7 @@ int main(int argc, char** argv) {
                             {"BM_Malloc_own_daemon", "BM_SocketRoundTrip", "time"},
                             {"BM_Malloc_remote", "BM_Malloc_local", "time"},
                             {"BM_Publish_nodes/2", "BM_Ping_peer_tcp", "time"},
+                            {"BM_Publish_local_only", "BM_Ping_local_unix", "time"},
                             {"BM_Publish_nodes/8", "BM_Publish_nodes/2", "time"},
                             {"BM_Init1GiB/remote:1", "BM_Init1GiB/remote:0", "time"},
                             {"BM_SendTableFull/", "BM_Publish/", "time"},

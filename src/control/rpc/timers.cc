@@ -1,6 +1,13 @@
 #include "control/rpc/timers.h"
 
+#include <algorithm>
+
 namespace quiver::control::rpc {
+
+namespace {
+// With nothing due, the thread still looks again this often.
+constexpr std::chrono::milliseconds kIdleLook{100};
+}  // namespace
 
 TimerQueue::TimerQueue() : thread_([this] { Run(); }) {}
 
@@ -22,10 +29,9 @@ TimerQueue::TimerId TimerQueue::After(int64_t delay_ms, std::function<void()> fn
 TimerQueue::TimerId TimerQueue::At(Clock::time_point when, std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(mu_);
   const TimerId id = next_id_++;
-  const bool earliest = by_time_.empty() || when < by_time_.begin()->first;
   by_time_.emplace(when, id);
   timers_.emplace(id, std::make_pair(when, std::move(fn)));
-  if (earliest) cv_.notify_one();
+  if (when < wake_at_) cv_.notify_one();
   return id;
 }
 
@@ -52,17 +58,17 @@ size_t TimerQueue::pending() const {
 void TimerQueue::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    if (by_time_.empty()) {
-      cv_.wait(lock);
+    const Clock::time_point now = Clock::now();
+    if (by_time_.empty() || by_time_.begin()->first > now) {
+      // Not a reference to the entry: while this thread waits, Cancel may
+      // erase it.
+      wake_at_ = by_time_.empty() ? now + kIdleLook
+                                  : std::min(by_time_.begin()->first, now + kIdleLook);
+      cv_.wait_until(lock, wake_at_);
+      wake_at_ = Clock::time_point::min();
       continue;
     }
     auto first = by_time_.begin();
-    if (first->first > Clock::now()) {
-      // A copy: while this thread waits, Cancel may erase the entry.
-      const Clock::time_point when = first->first;
-      cv_.wait_until(lock, when);
-      continue;
-    }
     const TimerId id = first->second;
     by_time_.erase(first);
     auto it = timers_.find(id);

@@ -44,6 +44,10 @@ class TimerQueue {
   std::unordered_map<TimerId, std::pair<Clock::time_point, std::function<void()>>>
       timers_;
   TimerId next_id_ = 1;
+  // When the sleeping thread wakes on its own (min while it is awake): a
+  // timer due later needs no wake-up, so an outgoing call with a timeout
+  // costs no context switch.
+  Clock::time_point wake_at_ = Clock::time_point::min();
   bool stopping_ = false;
   std::thread thread_;
 };
