@@ -13,7 +13,9 @@
 //      bytes: the format has one spelling.
 //   3+ ParseMessage of message type (byte - 3) % kMessages. A parsed
 //      message must survive serialising and parsing again unchanged; the
-//      chunks it carries must survive a chunk record round trip.
+//      chunks it carries must survive a chunk record round trip. Upload
+//      pieces also go through the daemon's copy-free parser, which must
+//      accept nothing the generated one refuses and read the same values.
 // Errors are the expected outcome for most inputs; crashes, sanitizer
 // reports, a broken round trip (abort), leaks and timeouts are findings.
 //
@@ -92,6 +94,19 @@ void Parse(std::string_view payload) {
   ChunksOf(*m);
 }
 
+// The daemon reads upload pieces with its own parser (no copy of the data):
+// what it accepts, the generated one must accept with the same values.
+void ParsePiece(std::string_view payload) {
+  Parse<wire::UploadPieceRequest>(payload);
+  auto own = ParseUploadPiece(payload);
+  if (!own.ok()) return;
+  auto generated = ParseMessage<wire::UploadPieceRequest>(payload);
+  Check(generated.ok(), "the daemon's upload piece parser accepts a malformed message");
+  Check(generated->upload() == own->upload && generated->offset() == own->offset &&
+            generated->data() == own->data,
+        "the two upload piece parsers disagree on a value");
+}
+
 using ParseFn = void (*)(std::string_view);
 
 struct MessageType {
@@ -127,7 +142,7 @@ const MessageType kMessages[] = {
     {"StatusReply", Parse<wire::StatusReply>},
     {"UploadBeginRequest", Parse<wire::UploadBeginRequest>},
     {"UploadBeginReply", Parse<wire::UploadBeginReply>},
-    {"UploadPieceRequest", Parse<wire::UploadPieceRequest>},
+    {"UploadPieceRequest", ParsePiece},
     {"UploadCommitRequest", Parse<wire::UploadCommitRequest>},
     {"UploadCommitReply", Parse<wire::UploadCommitReply>},
     {"SetStateRequest", Parse<wire::SetStateRequest>},
@@ -179,7 +194,7 @@ ParseFn ForFrame(rpc::FrameKind kind, uint8_t method) {
     case M::kUploadBegin:
       return request ? Parse<wire::UploadBeginRequest> : Parse<wire::UploadBeginReply>;
     case M::kUploadPiece:
-      return request ? Parse<wire::UploadPieceRequest> : Parse<wire::Empty>;
+      return request ? ParsePiece : Parse<wire::Empty>;
     case M::kUploadCommit:
       return request ? Parse<wire::UploadCommitRequest> : Parse<wire::UploadCommitReply>;
     case M::kSetState:

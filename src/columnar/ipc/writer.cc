@@ -186,7 +186,15 @@ Status WriteTable(const Table& table, IpcFormat format, io::OutputStream* sink,
 
 Result<std::shared_ptr<Buffer>> SerializeTable(const Table& table, IpcFormat format,
                                                const IpcWriteOptions& options) {
-  QUIVER_ASSIGN_OR_RAISE(auto sink, io::BufferOutputStream::Create(4096, options.pool));
+  // Uncompressed, the size is cheap to know (a pass that copies nothing):
+  // one allocation of exactly that, instead of a buffer that doubles,
+  // copying itself each time, and zeroes the unused half at the end.
+  int64_t capacity = 4096;
+  if (options.compression == Compression::kUncompressed) {
+    QUIVER_ASSIGN_OR_RAISE(capacity, GetSerializedSize(table, format, options));
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto sink,
+                         io::BufferOutputStream::Create(capacity, options.pool));
   QUIVER_RETURN_NOT_OK(WriteTable(table, format, sink.get(), options));
   return sink->Finish();
 }

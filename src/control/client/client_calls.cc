@@ -32,12 +32,16 @@ Status Upload(Link* l, const Buffer& stream, const std::string& name,
   // Pieces go out back to back, a few in flight, so the link stays busy.
   std::vector<Link::Pending> window;
   for (int64_t off = 0; off < stream.size(); off += kPieceBytes) {
-    wire::UploadPieceRequest piece;
-    piece.set_upload(started.upload());
-    piece.set_offset(static_cast<uint64_t>(off));
-    piece.set_data(stream.data() + off, static_cast<size_t>(std::min<int64_t>(
-                                            kPieceBytes, stream.size() - off)));
-    window.push_back(l->Start(Method::kUploadPiece, piece));
+    // The piece's bytes go from the stream to the socket, not through a
+    // message of their own.
+    const std::string_view data(
+        reinterpret_cast<const char*>(stream.data()) + off,
+        static_cast<size_t>(std::min<int64_t>(kPieceBytes, stream.size() - off)));
+    window.push_back(
+        l->StartEncoded(Method::kUploadPiece,
+                        control::UploadPieceHead(started.upload(),
+                                                 static_cast<uint64_t>(off), data.size()),
+                        data));
     if (window.size() >= kPiecesInFlight) {
       QUIVER_RETURN_NOT_OK(l->Finish(&window.front(), nullptr, timeout_ms));
       window.erase(window.begin());

@@ -93,6 +93,11 @@ bool Link::LastSend(rpc::Channel::Clock::time_point* when) const {
 
 Link::Pending Link::Start(rpc::Method method,
                           const google::protobuf::MessageLite& request) {
+  return StartEncoded(method, request.SerializeAsString(), {});
+}
+
+Link::Pending Link::StartEncoded(rpc::Method method, std::string_view head,
+                                 std::string_view tail) {
   Pending p;
   p.method = rpc::MethodByte(method);
   auto ch = Open();
@@ -101,7 +106,7 @@ Link::Pending Link::Start(rpc::Method method,
     return p;
   }
   p.channel = *ch;
-  auto id = p.channel->Send(p.method, request.SerializeAsString());
+  auto id = p.channel->Send(p.method, head, tail);
   if (!id.ok()) {
     p.error = id.status();
   } else {

@@ -63,6 +63,8 @@ class Link {
     Status error;  // Start failed
   };
   Pending Start(rpc::Method method, const google::protobuf::MessageLite& request);
+  // A request already encoded: `head`, then `tail` sent without being copied.
+  Pending StartEncoded(rpc::Method method, std::string_view head, std::string_view tail);
   // Waits for the reply and parses it into `reply` (null: ignore the body).
   // Errors carry "<Method> at node N".
   Status Finish(Pending* pending, google::protobuf::MessageLite* reply, int timeout_ms);

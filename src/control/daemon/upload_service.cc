@@ -155,18 +155,20 @@ void HandleUploadBegin(Node& node, const CallPtr& call, std::string_view payload
 }
 
 void HandleUploadPiece(Node&, const CallPtr& call, std::string_view payload) {
-  auto req = ParseMessage<wire::UploadPieceRequest>(payload);
+  // The piece's bytes are read where they arrived, copied once: into the
+  // upload's memory.
+  auto req = ParseUploadPiece(payload);
   if (!req.ok()) return call->Fail(req.status());
   ConnectionState& st = call->state();
   std::lock_guard<std::mutex> lock(st.mu);
-  auto it = st.uploads.find(req->upload());
+  auto it = st.uploads.find(req->upload);
   if (it == st.uploads.end() || it->second.committing) {
-    return call->Fail(Status::NotFound("no upload ", req->upload(), " in progress"));
+    return call->Fail(Status::NotFound("no upload ", req->upload, " in progress"));
   }
   Upload& up = it->second;
-  const std::string& data = req->data();
-  if (req->offset() != up.received) {
-    return call->Fail(Status::Invalid("upload piece at offset ", req->offset(), " but ",
+  const std::string_view data = req->data;
+  if (req->offset != up.received) {
+    return call->Fail(Status::Invalid("upload piece at offset ", req->offset, " but ",
                                       up.received, " bytes were received"));
   }
   if (data.size() > up.total - up.received) {

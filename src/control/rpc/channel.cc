@@ -17,6 +17,8 @@ constexpr size_t kReadChunk = 256u << 10;
 // is declared broken (the daemon reads without pause; only a dead or
 // wedged peer makes this happen).
 constexpr int kSendStallMs = 30000;
+// A request's tail up to this size is copied into its frame.
+constexpr size_t kInlineTailBytes = 64u << 10;
 
 int MsUntil(Channel::Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -67,23 +69,12 @@ void Channel::Close() {
   Fail(Status::Cancelled("the connection to ", peer_.address, " was closed"));
 }
 
-Result<uint64_t> Channel::Send(uint8_t method, std::string_view payload) {
-  if (payload.size() > kMaxFramePayload) {
-    return Status::CapacityError("a request of ", payload.size(),
-                                 " bytes exceeds the protocol's frame limit of ",
-                                 kMaxFramePayload);
-  }
-  std::string frame;
-  frame.reserve(kFrameHeaderBytes + payload.size());
-  std::lock_guard<std::mutex> lock(mu_);
-  QUIVER_RETURN_NOT_OK(broken_);
-  const uint64_t id = next_id_++;
-  AppendFrame(FrameKind::kRequest, method, id, payload, &frame);
+Status Channel::WriteAllLocked(std::string_view bytes) {
   size_t sent = 0;
   const auto stall = Clock::now() + std::chrono::milliseconds(kSendStallMs);
-  while (sent < frame.size()) {
-    auto n = stream_->Write(reinterpret_cast<const uint8_t*>(frame.data()) + sent,
-                            frame.size() - sent);
+  while (sent < bytes.size()) {
+    auto n = stream_->Write(reinterpret_cast<const uint8_t*>(bytes.data()) + sent,
+                            bytes.size() - sent);
     if (!n.ok()) {
       Fail(n.status());
       return n.status();
@@ -99,6 +90,30 @@ Result<uint64_t> Channel::Send(uint8_t method, std::string_view payload) {
       return st;
     }
   }
+  return Status::OK();
+}
+
+Result<uint64_t> Channel::Send(uint8_t method, std::string_view payload,
+                               std::string_view tail) {
+  const size_t size = payload.size() + tail.size();
+  if (size > kMaxFramePayload) {
+    return Status::CapacityError("a request of ", size,
+                                 " bytes exceeds the protocol's frame limit of ",
+                                 kMaxFramePayload);
+  }
+  // A small frame goes out in one write (one syscall, one TLS record); a
+  // large tail is written from where it is, not copied.
+  const bool tail_inline = tail.size() <= kInlineTailBytes;
+  std::string frame;
+  frame.reserve(kFrameHeaderBytes + payload.size() + (tail_inline ? tail.size() : 0));
+  std::lock_guard<std::mutex> lock(mu_);
+  QUIVER_RETURN_NOT_OK(broken_);
+  const uint64_t id = next_id_++;
+  AppendFrameHeader(FrameKind::kRequest, method, id, size, &frame);
+  frame.append(payload);
+  if (tail_inline) frame.append(tail);
+  QUIVER_RETURN_NOT_OK(WriteAllLocked(frame));
+  if (!tail_inline) QUIVER_RETURN_NOT_OK(WriteAllLocked(tail));
   slots_.emplace(id, Slot{});
   last_send_ = Clock::now();
   return id;

@@ -31,8 +31,11 @@ class Channel {
   Channel(std::unique_ptr<Stream> stream, PeerInfo peer);
   ~Channel();  // Close()
 
-  // Sends a request; returns its call id for Wait.
-  Result<uint64_t> Send(uint8_t method, std::string_view payload);
+  // Sends a request; returns its call id for Wait. The payload is `payload`
+  // followed by `tail`: a large tail goes from the caller's memory to the
+  // stream without being copied into a frame first.
+  Result<uint64_t> Send(uint8_t method, std::string_view payload,
+                        std::string_view tail = {});
   // The reply of call `id`: its payload, the peer's error, DeadlineExceeded
   // after `timeout_ms` (the reply is then dropped when it comes), or the
   // connection's failure.
@@ -62,6 +65,8 @@ class Channel {
   // Reads what the socket has (polling up to `deadline` when nothing is
   // buffered), with mu_ released while polling. Called by the reader.
   Status ReadSome(std::unique_lock<std::mutex>* lock, Clock::time_point deadline);
+  // Writes all of `bytes`, waiting while the stream is full (mu_ held).
+  Status WriteAllLocked(std::string_view bytes);
   // Under mu_: reads what the socket holds now and hands each reply to its
   // call.
   Status DrainLocked();

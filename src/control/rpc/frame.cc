@@ -25,15 +25,20 @@ uint64_t GetU64(const uint8_t* p) {
 
 }  // namespace
 
-void AppendFrame(FrameKind kind, uint8_t method, uint64_t call_id,
-                 std::string_view payload, std::string* out) {
+void AppendFrameHeader(FrameKind kind, uint8_t method, uint64_t call_id,
+                       size_t payload_size, std::string* out) {
   char h[kFrameHeaderBytes];
-  PutU32(static_cast<uint32_t>(kFrameHeaderBytes - 4 + payload.size()), h);
+  PutU32(static_cast<uint32_t>(kFrameHeaderBytes - 4 + payload_size), h);
   h[4] = static_cast<char>(kind);
   h[5] = static_cast<char>(method);
   h[6] = h[7] = 0;
   PutU64(call_id, h + 8);
   out->append(h, sizeof(h));
+}
+
+void AppendFrame(FrameKind kind, uint8_t method, uint64_t call_id,
+                 std::string_view payload, std::string* out) {
+  AppendFrameHeader(kind, method, call_id, payload.size(), out);
   out->append(payload.data(), payload.size());
 }
 

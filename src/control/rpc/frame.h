@@ -40,6 +40,9 @@ struct FrameHeader {
   uint32_t payload_size = 0;
 };
 
+// Appends the header of a frame whose payload has `payload_size` bytes.
+void AppendFrameHeader(FrameKind kind, uint8_t method, uint64_t call_id,
+                       size_t payload_size, std::string* out);
 // Appends one whole frame (header and payload) to `out`.
 void AppendFrame(FrameKind kind, uint8_t method, uint64_t call_id,
                  std::string_view payload, std::string* out);

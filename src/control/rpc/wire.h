@@ -32,4 +32,18 @@ Result<M> ParseMessage(std::string_view payload) {
   return m;
 }
 
+// An UploadPieceRequest whose data stays where it is. Head + data is the
+// message's encoding (the head holds the upload and offset fields and the
+// data field's tag and length), so either side may use the generated class.
+std::string UploadPieceHead(uint64_t upload, uint64_t offset, size_t data_size);
+struct UploadPieceView {
+  uint64_t upload = 0;
+  uint64_t offset = 0;
+  std::string_view data;  // into the parsed payload
+};
+// Parses an UploadPieceRequest without copying the data. What it accepts,
+// ParseMessage<wire::UploadPieceRequest> accepts with the same values; it
+// refuses the spellings no sender writes (unknown fields, long tags).
+Result<UploadPieceView> ParseUploadPiece(std::string_view payload);
+
 }  // namespace quiver::control
