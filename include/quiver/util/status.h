@@ -142,6 +142,12 @@ class [[nodiscard]] Status {
   bool IsTypeError() const { return code() == StatusCode::kTypeError; }
   bool IsCapacityError() const { return code() == StatusCode::kCapacityError; }
   bool IsSerializationError() const { return code() == StatusCode::kSerializationError; }
+  bool IsAlreadyExists() const { return code() == StatusCode::kAlreadyExists; }
+  bool IsPermissionDenied() const { return code() == StatusCode::kPermissionDenied; }
+  bool IsUnavailable() const { return code() == StatusCode::kUnavailable; }
+  bool IsFailedPrecondition() const { return code() == StatusCode::kFailedPrecondition; }
+  bool IsDeadlineExceeded() const { return code() == StatusCode::kDeadlineExceeded; }
+  bool IsUnauthenticated() const { return code() == StatusCode::kUnauthenticated; }
 
   // "OK" or "<CodeName>: <message>".
   std::string ToString() const;

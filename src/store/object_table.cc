@@ -1,0 +1,298 @@
+#include "store/object_table.h"
+
+#include <algorithm>
+
+namespace quiver::store {
+
+namespace {
+
+constexpr uint64_t kAlignment = 64;
+
+std::string Describe(const ObjectId& id) { return "object " + id.Hex(); }
+
+}  // namespace
+
+const char* StateName(ObjectState state) {
+  switch (state) {
+    case ObjectState::kCreating:
+      return "creating";
+    case ObjectState::kSealed:
+      return "sealed";
+  }
+  return "unknown";
+}
+
+ObjectTable::ObjectTable(control::Catalogue* catalogue, uint32_t node,
+                         uint64_t region_bytes, StoreLimits limits)
+    : catalogue_(catalogue),
+      node_(node),
+      limits_(limits),
+      capacity_(limits.capacity == 0 ? region_bytes
+                                     : std::min(limits.capacity, region_bytes)) {}
+
+uint64_t ObjectTable::SizeOf(const Entry& e) const {
+  return e.data_size + e.metadata_size;
+}
+
+uint64_t ObjectTable::UsedLocked() const { return catalogue_->Stats().bytes; }
+
+void ObjectTable::TouchLocked(const ObjectId& id, Entry* e) {
+  e->last_use = std::chrono::system_clock::now();
+  if (e->state != ObjectState::kSealed) return;
+  if (e->lru != 0) lru_.erase(e->lru);
+  e->lru = next_lru_++;
+  lru_.emplace(e->lru, id);
+}
+
+void ObjectTable::EventLocked(StoreEvent::Kind kind, const ObjectId& id, const Entry& e) {
+  StoreEvent ev;
+  ev.seq = next_seq_++;
+  ev.kind = kind;
+  ev.id = id;
+  ev.data_size = e.data_size;
+  ev.metadata_size = e.metadata_size;
+  events_.push_back(ev);
+  while (events_.size() > std::max<size_t>(limits_.event_log, 1)) events_.pop_front();
+}
+
+Result<ObjectView> ObjectTable::Create(SessionId session, const ObjectId& id,
+                                       uint64_t data_size, uint64_t metadata_size) {
+  if (id.nil()) return Status::Invalid("the nil object id names no object");
+  if (data_size > UINT64_MAX - metadata_size) {
+    return Status::Invalid(Describe(id), ": data and metadata sizes overflow");
+  }
+  const uint64_t size = data_size + metadata_size;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (entries_.count(id) != 0) {
+    return Status::AlreadyExists(Describe(id), " exists at node ", node_);
+  }
+  // Room first: past the high watermark, evict down to the low one.
+  const uint64_t used = UsedLocked();
+  const auto high = static_cast<uint64_t>(limits_.high_watermark * capacity_);
+  if (used + size > high) {
+    const auto low = static_cast<uint64_t>(limits_.low_watermark * capacity_);
+    const uint64_t target = size > low ? 0 : low - size;
+    if (used > target) EvictLocked(used - target);
+  }
+  auto a = catalogue_->Allocate(session, size, kAlignment);
+  if (!a.ok() && a.status().IsOutOfMemory()) {
+    // The region had no hole big enough: evict what the request needs and
+    // try once more (quota and rate refusals stay refusals).
+    if (EvictLocked(size) > 0) a = catalogue_->Allocate(session, size, kAlignment);
+  }
+  if (!a.ok()) return a.status().WithContext("Create of " + Describe(id));
+  Entry e;
+  e.address = a->address;
+  e.data_size = data_size;
+  e.metadata_size = metadata_size;
+  e.creator = session;
+  e.last_use = std::chrono::system_clock::now();
+  entries_.emplace(id, e);
+  ++counters_.creates;
+  return ObjectView{id, e.address, data_size, metadata_size};
+}
+
+Status ObjectTable::Seal(SessionId session, const ObjectId& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) {
+    return Status::NotFound(Describe(id), " is not at node ", node_);
+  }
+  Entry& e = it->second;
+  if (e.state != ObjectState::kCreating) {
+    return Status::Invalid(Describe(id), " is sealed already");
+  }
+  if (e.creator != session) {
+    return Status::PermissionDenied(Describe(id),
+                                    " is being created by another session: only its "
+                                    "creator seals it");
+  }
+  const std::vector<control::BufferRange> range{
+      {e.address, std::max<uint64_t>(SizeOf(e), 1)}};
+  QUIVER_RETURN_NOT_OK(catalogue_->Seal(session, range));
+  // The store holds it from now on; the creator lets go.
+  QUIVER_RETURN_NOT_OK(catalogue_->AddPublication(range).status());
+  QUIVER_RETURN_NOT_OK(catalogue_->Free(session, {e.address}));
+  e.state = ObjectState::kSealed;
+  e.creator = 0;
+  TouchLocked(id, &e);
+  EventLocked(StoreEvent::Kind::kSealed, id, e);
+  ++counters_.seals;
+  return Status::OK();
+}
+
+Status ObjectTable::Abort(SessionId session, const ObjectId& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end()) {
+    return Status::NotFound(Describe(id), " is not at node ", node_);
+  }
+  Entry& e = it->second;
+  if (e.state != ObjectState::kCreating) {
+    return Status::Invalid(Describe(id), " is sealed: Delete it instead");
+  }
+  if (e.creator != session) {
+    return Status::PermissionDenied(Describe(id),
+                                    " is being created by another session: only its "
+                                    "creator aborts it");
+  }
+  QUIVER_RETURN_NOT_OK(catalogue_->Free(session, {e.address}));
+  entries_.erase(it);
+  ++counters_.aborts;
+  return Status::OK();
+}
+
+Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
+                                               const std::vector<ObjectId>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  GetReply reply;
+  std::vector<uint64_t> objects;
+  for (const ObjectId& id : ids) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) {
+      reply.missing.push_back(id);
+      continue;
+    }
+    const Entry& e = it->second;
+    if (e.state == ObjectState::kCreating) {
+      reply.creating.push_back(id);
+      continue;
+    }
+    reply.found.push_back({id, e.address, e.data_size, e.metadata_size});
+    objects.push_back(e.address);
+  }
+  if (!objects.empty()) {
+    QUIVER_ASSIGN_OR_RAISE(reply.pin, catalogue_->Pin(session, objects));
+    for (const auto& v : reply.found) TouchLocked(v.id, &entries_[v.id]);
+  }
+  counters_.hits += reply.found.size();
+  counters_.misses += reply.missing.size();
+  return reply;
+}
+
+Status ObjectTable::Release(SessionId session, const Handle& pin) {
+  return catalogue_->Release(session, pin);
+}
+
+void ObjectTable::DropSealedLocked(Entries::iterator it, StoreEvent::Kind why) {
+  const Entry& e = it->second;
+  if (e.lru != 0) lru_.erase(e.lru);
+  EventLocked(why, it->first, e);
+  catalogue_->DropPublication({e.address});
+  entries_.erase(it);
+}
+
+ObjectTable::DeleteReply ObjectTable::Delete(const std::vector<ObjectId>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  DeleteReply reply;
+  for (const ObjectId& id : ids) {
+    auto it = entries_.find(id);
+    if (it == entries_.end()) {
+      reply.missing.push_back(id);
+      continue;
+    }
+    if (it->second.state != ObjectState::kSealed) {
+      reply.creating.push_back(id);
+      continue;
+    }
+    if (catalogue_->PinsOf(it->second.address) > 0) ++reply.deferred;
+    DropSealedLocked(it, StoreEvent::Kind::kDeleted);
+    ++reply.deleted;
+    ++counters_.deletes;
+  }
+  return reply;
+}
+
+bool ObjectTable::Contains(const ObjectId& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(id);
+  return it != entries_.end() && it->second.state == ObjectState::kSealed;
+}
+
+std::vector<ObjectListing> ObjectTable::List() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ObjectListing> out;
+  out.reserve(entries_.size());
+  for (const auto& [id, e] : entries_) {
+    ObjectListing l;
+    l.id = id;
+    l.state = e.state;
+    l.address = e.address;
+    l.data_size = e.data_size;
+    l.metadata_size = e.metadata_size;
+    l.pins = e.state == ObjectState::kSealed ? catalogue_->PinsOf(e.address) : 0;
+    l.last_use = e.last_use;
+    out.push_back(l);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ObjectListing& a, const ObjectListing& b) { return a.id < b.id; });
+  return out;
+}
+
+uint64_t ObjectTable::Evict(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return EvictLocked(bytes);
+}
+
+uint64_t ObjectTable::EvictLocked(uint64_t bytes) {
+  uint64_t freed = 0;
+  for (auto l = lru_.begin(); l != lru_.end() && freed < bytes;) {
+    auto it = entries_.find(l->second);
+    ++l;  // DropSealedLocked erases the current key
+    if (it == entries_.end()) continue;
+    // A pin anywhere in the cluster is a pin here: readers pin at the home.
+    if (catalogue_->PinsOf(it->second.address) > 0) continue;
+    const uint64_t size = SizeOf(it->second);
+    DropSealedLocked(it, StoreEvent::Kind::kEvicted);
+    freed += size;
+    ++counters_.evictions;
+    counters_.evicted_bytes += size;
+  }
+  return freed;
+}
+
+void ObjectTable::SessionClosed(SessionId session) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second.state == ObjectState::kCreating && it->second.creator == session) {
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::vector<StoreEvent> ObjectTable::EventsSince(uint64_t after, size_t max,
+                                                 bool* lost) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<StoreEvent> out;
+  *lost = !events_.empty() && events_.front().seq > after + 1;
+  if (events_.empty() || after >= events_.back().seq) return out;
+  // Sequence numbers in the log are consecutive.
+  const uint64_t first = events_.front().seq;
+  size_t i = after + 1 > first ? static_cast<size_t>(after + 1 - first) : 0;
+  for (; i < events_.size() && out.size() < max; ++i) out.push_back(events_[i]);
+  return out;
+}
+
+uint64_t ObjectTable::last_event() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return next_seq_ - 1;
+}
+
+StoreCounters ObjectTable::Counters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  StoreCounters c = counters_;
+  for (const auto& [id, e] : entries_) {
+    if (e.state == ObjectState::kCreating) {
+      ++c.objects_creating;
+      c.bytes_creating += SizeOf(e);
+    } else {
+      ++c.objects_sealed;
+      c.bytes_sealed += SizeOf(e);
+    }
+  }
+  return c;
+}
+
+}  // namespace quiver::store
