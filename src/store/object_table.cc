@@ -92,21 +92,29 @@ Result<ObjectView> ObjectTable::Create(SessionId session, const ObjectId& id,
   return ObjectView{id, e.address, data_size, metadata_size};
 }
 
-Status ObjectTable::Seal(SessionId session, const ObjectId& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+Result<ObjectTable::Entries::iterator> ObjectTable::CreatingLocked(
+    SessionId session, const ObjectId& id, const char* verb, const char* if_sealed) {
   auto it = entries_.find(id);
   if (it == entries_.end()) {
     return Status::NotFound(Describe(id), " is not at node ", node_);
   }
-  Entry& e = it->second;
-  if (e.state != ObjectState::kCreating) {
-    return Status::Invalid(Describe(id), " is sealed already");
+  if (it->second.state != ObjectState::kCreating) {
+    return Status::Invalid(Describe(id), if_sealed);
   }
-  if (e.creator != session) {
+  if (it->second.creator != session) {
     return Status::PermissionDenied(Describe(id),
                                     " is being created by another session: only its "
-                                    "creator seals it");
+                                    "creator ",
+                                    verb, " it");
   }
+  return it;
+}
+
+Status ObjectTable::Seal(SessionId session, const ObjectId& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  QUIVER_ASSIGN_OR_RAISE(auto it,
+                         CreatingLocked(session, id, "seals", " is sealed already"));
+  Entry& e = it->second;
   const std::vector<control::BufferRange> range{
       {e.address, std::max<uint64_t>(SizeOf(e), 1)}};
   QUIVER_RETURN_NOT_OK(catalogue_->Seal(session, range));
@@ -123,19 +131,9 @@ Status ObjectTable::Seal(SessionId session, const ObjectId& id) {
 
 Status ObjectTable::Abort(SessionId session, const ObjectId& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = entries_.find(id);
-  if (it == entries_.end()) {
-    return Status::NotFound(Describe(id), " is not at node ", node_);
-  }
-  Entry& e = it->second;
-  if (e.state != ObjectState::kCreating) {
-    return Status::Invalid(Describe(id), " is sealed: Delete it instead");
-  }
-  if (e.creator != session) {
-    return Status::PermissionDenied(Describe(id),
-                                    " is being created by another session: only its "
-                                    "creator aborts it");
-  }
+  QUIVER_ASSIGN_OR_RAISE(
+      auto it, CreatingLocked(session, id, "aborts", " is sealed: Delete it instead"));
+  const Entry& e = it->second;
   QUIVER_RETURN_NOT_OK(catalogue_->Free(session, {e.address}));
   entries_.erase(it);
   ++counters_.aborts;

@@ -148,6 +148,10 @@ class ObjectTable {
   using Entries = std::unordered_map<ObjectId, Entry, ObjectIdHash>;
 
   uint64_t SizeOf(const Entry& e) const;
+  // The entry of an object `session` is creating; NotFound, Invalid (with
+  // `if_sealed`) or PermissionDenied ("only its creator <verb> it") else.
+  Result<Entries::iterator> CreatingLocked(SessionId session, const ObjectId& id,
+                                           const char* verb, const char* if_sealed);
   void TouchLocked(const ObjectId& id, Entry* e);
   void EventLocked(StoreEvent::Kind kind, const ObjectId& id, const Entry& e);
   // Drops the store's reference of a sealed entry and erases it.
