@@ -24,6 +24,7 @@
 #include "common/status_macros.h"
 #include "control/catalogue/directory.h"
 #include "control/catalogue/object_tag.h"
+#include "control/catalogue/session_pool.h"
 #include "quiver/columnar/builder.h"
 
 namespace quiver::control::directory_testing {
@@ -74,51 +75,6 @@ class FixedRegion {
   uint64_t base_;
   bool mapped_ = false;
   memory::RegionAllocator allocator_;
-};
-
-// Builders' memory from a catalogue, for one client session: what they
-// allocate are that session's objects. Frees are left to the test (the
-// session keeps what it made until it lets go or ends), so that dropping a
-// batch object never frees published memory behind the directory's back.
-class SessionPool final : public MemoryPool {
- public:
-  using MemoryPool::Allocate;
-  using MemoryPool::Free;
-  using MemoryPool::Reallocate;
-  SessionPool(Catalogue* catalogue, SessionId session)
-      : catalogue_(catalogue), session_(session) {}
-
-  Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
-    QUIVER_ASSIGN_OR_RAISE(Allocation a,
-                           catalogue_->Allocate(session_, static_cast<uint64_t>(size),
-                                                static_cast<uint64_t>(alignment)));
-    *out = reinterpret_cast<uint8_t*>(a.address);
-    stats_.DidAllocate(size);
-    return Status::OK();
-  }
-  Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment,
-                    uint8_t** ptr) override {
-    QUIVER_ASSIGN_OR_RAISE(
-        Allocation a, catalogue_->Reallocate(session_, reinterpret_cast<uint64_t>(*ptr),
-                                             static_cast<uint64_t>(new_size),
-                                             static_cast<uint64_t>(alignment)));
-    *ptr = reinterpret_cast<uint8_t*>(a.address);
-    stats_.DidReallocate(old_size, new_size);
-    return Status::OK();
-  }
-  void Free(uint8_t*, int64_t size, int64_t) override { stats_.DidFree(size); }
-  int64_t bytes_allocated() const override { return stats_.bytes_allocated(); }
-  int64_t max_memory() const override { return stats_.max_memory(); }
-  int64_t total_bytes_allocated() const override {
-    return stats_.total_bytes_allocated();
-  }
-  int64_t num_allocations() const override { return stats_.num_allocations(); }
-  std::string backend_name() const override { return "test-session"; }
-
- private:
-  Catalogue* catalogue_;
-  SessionId session_;
-  MemoryPoolStats stats_;
 };
 
 // A batch and its descriptor.
@@ -225,7 +181,8 @@ class DirectoryTest : public ::testing::Test {
     return s.ok() ? *s : 0;
   }
   MemoryPool* Pool(uint32_t n, SessionId s) {
-    pools_.push_back(std::make_unique<SessionPool>(cats_[n].get(), s));
+    pools_.push_back(
+        std::make_unique<SessionPool>(cats_[n].get(), s, SessionPool::OnFree::kKeep));
     return pools_.back().get();
   }
   // The ranges of a batch that lie in node n's region.

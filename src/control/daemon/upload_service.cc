@@ -5,6 +5,7 @@
 // an upload that fails, or whose client goes away, leaves nothing behind.
 #include <cstring>
 
+#include "control/catalogue/session_pool.h"
 #include "control/daemon/log.h"
 #include "control/daemon/node.h"
 #include "control/rpc/wire.h"
@@ -15,48 +16,6 @@ namespace quiver::control::daemon {
 namespace {
 
 constexpr size_t kMaxUploadsPerSession = 16;
-
-// A MemoryPool whose allocations are objects of a session, made through the
-// catalogue (for the buffers a descriptor needs anew). Freeing lets go.
-class SessionPool final : public MemoryPool {
- public:
-  using MemoryPool::Allocate;
-  using MemoryPool::Free;
-  using MemoryPool::Reallocate;
-  SessionPool(Catalogue* catalogue, SessionId session)
-      : catalogue_(catalogue), session_(session) {}
-
-  Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
-    QUIVER_ASSIGN_OR_RAISE(auto a,
-                           catalogue_->Allocate(session_, static_cast<uint64_t>(size),
-                                                static_cast<uint64_t>(alignment)));
-    *out = reinterpret_cast<uint8_t*>(a.address);
-    made_.push_back({a.address, a.size});
-    stats_.DidAllocate(size);
-    return Status::OK();
-  }
-  Status Reallocate(int64_t, int64_t, int64_t, uint8_t**) override {
-    return Status::NotImplemented("descriptor scratch buffers are never resized");
-  }
-  void Free(uint8_t* p, int64_t size, int64_t) override {
-    (void)catalogue_->Free(session_, {reinterpret_cast<uint64_t>(p)});
-    stats_.DidFree(size);
-  }
-  int64_t bytes_allocated() const override { return stats_.bytes_allocated(); }
-  int64_t max_memory() const override { return stats_.max_memory(); }
-  int64_t total_bytes_allocated() const override {
-    return stats_.total_bytes_allocated();
-  }
-  int64_t num_allocations() const override { return stats_.num_allocations(); }
-  std::string backend_name() const override { return "session"; }
-  const std::vector<BufferRange>& made() const { return made_; }
-
- private:
-  Catalogue* catalogue_;
-  SessionId session_;
-  MemoryPoolStats stats_;
-  std::vector<BufferRange> made_;
-};
 
 // Decodes the uploaded stream in place and makes local-only chunks of it.
 // The buffers it needed anew are in `scratch` (sealed, held by the session).
@@ -89,7 +48,8 @@ Result<std::vector<ChunkMeta>> ChunksOf(Node& node, SessionId session, const Upl
 }
 
 void Commit(Node& node, const CallPtr& call, SessionId session, Upload up) {
-  auto scratch = std::make_shared<SessionPool>(node.catalogue.get(), session);
+  auto scratch = std::make_shared<SessionPool>(node.catalogue.get(), session,
+                                               SessionPool::OnFree::kLetGo);
   auto keep = std::make_shared<std::vector<std::shared_ptr<Buffer>>>();
   auto chunks = ChunksOf(node, session, up, scratch.get(), keep.get());
   auto let_go = [&node, session, up, scratch, keep] {
