@@ -8,6 +8,9 @@
 #pragma once
 
 #include <benchmark/benchmark.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +46,44 @@ inline RecordBatchPtr MakeThesisBatch(int64_t first, int64_t n) {
 // QUIVER_BENCH_QUICK=1: benchmarks with a fixed iteration count then run
 // `quick` iterations instead of `full`. Names change only in their
 // "/iterations:N" part.
+// The floor of any call to a daemon: one byte each way between two
+// processes over blocking sockets. EchoLoop runs in the child (never
+// returns); RoundTrips times the exchanges and reaps the child.
+[[noreturn]] inline void EchoLoop(int fd) {
+  char c;
+  while (read(fd, &c, 1) == 1) {
+    if (write(fd, &c, 1) != 1) break;
+  }
+  _exit(0);
+}
+
+inline void RoundTrips(benchmark::State& state, int fd, pid_t child) {
+  char c = 'x';
+  for (auto _ : state) {
+    if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1) {
+      state.SkipWithError("echo failed");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  close(fd);
+  waitpid(child, nullptr, 0);
+}
+
+// One-byte round trips over a Unix socket pair to a forked child.
+inline void UnixRoundTrips(benchmark::State& state) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+    return state.SkipWithError("socketpair");
+  pid_t child = fork();
+  if (child == 0) {
+    close(sv[0]);
+    EchoLoop(sv[1]);
+  }
+  close(sv[1]);
+  RoundTrips(state, sv[0], child);
+}
+
 inline bool QuickMode() {
   const char* q = std::getenv("QUIVER_BENCH_QUICK");
   return q != nullptr && *q != 0 && *q != '0';

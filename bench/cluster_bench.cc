@@ -46,38 +46,10 @@ RecordBatchPtr Uint64Batch(uint8_t* p, int64_t n) {
 // ---------------------------------------------------------------------------
 // The floor: one byte each way between two processes, blocking sockets.
 
-void EchoLoop(int fd) {
-  char c;
-  while (read(fd, &c, 1) == 1) {
-    if (write(fd, &c, 1) != 1) break;
-  }
-  _exit(0);
-}
+using bench::EchoLoop;
+using bench::RoundTrips;
 
-void RoundTrips(benchmark::State& state, int fd, pid_t child) {
-  char c = 'x';
-  for (auto _ : state) {
-    if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1) {
-      state.SkipWithError("echo failed");
-      break;
-    }
-  }
-  close(fd);
-  waitpid(child, nullptr, 0);
-}
-
-void BM_SocketRoundTrip(benchmark::State& state) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
-    return state.SkipWithError("socketpair");
-  pid_t child = fork();
-  if (child == 0) {
-    close(sv[0]);
-    EchoLoop(sv[1]);
-  }
-  close(sv[1]);
-  RoundTrips(state, sv[0], child);
-}
+void BM_SocketRoundTrip(benchmark::State& state) { bench::UnixRoundTrips(state); }
 BENCHMARK(BM_SocketRoundTrip)->Unit(benchmark::kMicrosecond);
 
 void BM_TcpRoundTrip(benchmark::State& state) {

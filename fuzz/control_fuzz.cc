@@ -38,6 +38,7 @@
 #include "control/rpc/methods.h"
 #include "control/rpc/wire.h"
 #include "quiver_rpc/control.pb.h"
+#include "quiver_rpc/store.pb.h"
 
 namespace {
 
@@ -155,6 +156,26 @@ const MessageType kMessages[] = {
     {"ReplicaRemoveRequest", Parse<wire::ReplicaRemoveRequest>},
     {"ReplicaSyncReply", Parse<wire::ReplicaSyncReply>},
     {"StateUpdate", Parse<wire::StateUpdate>},
+    // The object store's service (proto/quiver/store.proto); appended, so
+    // the selector bytes of the messages above keep their meaning.
+    {"StoreIdsRequest", Parse<wire::StoreIdsRequest>},
+    {"StoreCreateRequest", Parse<wire::StoreCreateRequest>},
+    {"StoreCreateReply", Parse<wire::StoreCreateReply>},
+    {"StoreGetRequest", Parse<wire::StoreGetRequest>},
+    {"StoreGetReply", Parse<wire::StoreGetReply>},
+    {"StoreReleaseRequest", Parse<wire::StoreReleaseRequest>},
+    {"StoreDeleteReply", Parse<wire::StoreDeleteReply>},
+    {"StoreContainsReply", Parse<wire::StoreContainsReply>},
+    {"StoreListReply", Parse<wire::StoreListReply>},
+    {"StoreEventsRequest", Parse<wire::StoreEventsRequest>},
+    {"StoreEventsReply", Parse<wire::StoreEventsReply>},
+    {"StoreEvictRequest", Parse<wire::StoreEvictRequest>},
+    {"StoreEvictReply", Parse<wire::StoreEvictReply>},
+    {"StoreLocateRequest", Parse<wire::StoreLocateRequest>},
+    {"StoreLocateReply", Parse<wire::StoreLocateReply>},
+    {"StoreReserveRequest", Parse<wire::StoreReserveRequest>},
+    {"StoreReserveReply", Parse<wire::StoreReserveReply>},
+    {"StoreStatusReply", Parse<wire::StoreStatusReply>},
 };
 constexpr size_t kNumMessages = sizeof(kMessages) / sizeof(kMessages[0]);
 constexpr uint8_t kFirstMessage = 3;
@@ -217,6 +238,32 @@ ParseFn ForFrame(rpc::FrameKind kind, uint8_t method) {
       return request ? Parse<wire::Empty> : Parse<wire::ReplicaSyncReply>;
     case M::kStateUpdate:
       return request ? Parse<wire::StateUpdate> : Parse<wire::Empty>;
+    case M::kStoreReserve:
+      return request ? Parse<wire::StoreReserveRequest> : Parse<wire::StoreReserveReply>;
+    case M::kStoreUnreserve:
+    case M::kStoreSeal:
+    case M::kStoreAbort:
+      return request ? Parse<wire::StoreIdsRequest> : Parse<wire::Empty>;
+    case M::kStoreCreate:
+      return request ? Parse<wire::StoreCreateRequest> : Parse<wire::StoreCreateReply>;
+    case M::kStoreGet:
+      return request ? Parse<wire::StoreGetRequest> : Parse<wire::StoreGetReply>;
+    case M::kStoreRelease:
+      return request ? Parse<wire::StoreReleaseRequest> : Parse<wire::Empty>;
+    case M::kStoreDelete:
+      return request ? Parse<wire::StoreIdsRequest> : Parse<wire::StoreDeleteReply>;
+    case M::kStoreContains:
+      return request ? Parse<wire::StoreIdsRequest> : Parse<wire::StoreContainsReply>;
+    case M::kStoreList:
+      return request ? Parse<wire::Empty> : Parse<wire::StoreListReply>;
+    case M::kStoreEvents:
+      return request ? Parse<wire::StoreEventsRequest> : Parse<wire::StoreEventsReply>;
+    case M::kStoreEvict:
+      return request ? Parse<wire::StoreEvictRequest> : Parse<wire::StoreEvictReply>;
+    case M::kStoreLocate:
+      return request ? Parse<wire::StoreLocateRequest> : Parse<wire::StoreLocateReply>;
+    case M::kStoreStatus:
+      return request ? Parse<wire::Empty> : Parse<wire::StoreStatusReply>;
   }
   return nullptr;
 }
@@ -225,7 +272,7 @@ void ErrorFrame(std::string_view payload) {
   const Status st = rpc::DecodeError(payload);
   Check(!st.ok(), "an error frame decoded to OK");
   const auto code = payload.empty() ? 0 : static_cast<uint8_t>(payload[0]);
-  if (code >= 1 && code <= static_cast<uint8_t>(StatusCode::kUnauthenticated)) {
+  if (code >= 1 && code <= static_cast<uint8_t>(StatusCode::kObjectLost)) {
     Check(rpc::EncodeError(st) == payload, "an error frame changed across a round trip");
   } else {
     Check(st.IsIOError(), "a malformed error frame was trusted");
@@ -422,6 +469,55 @@ std::vector<Seed> MakeSeeds() {
   message("ReplicaPutRequest", put.SerializeAsString());
   message("ReplicaSyncReply", sync.SerializeAsString());
   message("StatusReply", status.SerializeAsString());
+
+  // The object store's messages, and a conversation with its service.
+  const std::string id(20, '\x3C');
+  wire::StoreCreateRequest create;
+  create.set_id(id);
+  create.set_data_size(1 << 20);
+  create.set_metadata_size(23);
+  wire::StoreGetRequest get;
+  get.add_ids(id);
+  get.set_timeout_ms(250);
+  wire::StoreGetReply got;
+  auto* object = got.add_found();
+  object->set_id(id);
+  object->set_address(0x300000001000ULL);
+  object->set_data_size(1 << 20);
+  object->set_metadata_size(23);
+  got.set_pin(std::string(16, '\x5A'));
+  got.add_missing(std::string(20, '\x3D'));
+  wire::StoreEventsReply events;
+  events.set_last(41);
+  events.set_generation(2);
+  auto* event = events.add_events();
+  event->set_seq(41);
+  event->set_kind(1);
+  event->set_id(id);
+  event->set_data_size(1 << 20);
+  wire::StoreReserveRequest reserve;
+  reserve.add_ids(id);
+  reserve.set_generation(2);
+  wire::StoreLocateReply located;
+  located.add_home_plus_one(3);
+  located.add_home_plus_one(0);
+  located.add_lost("");
+  located.add_lost("node 2 is offline");
+  message("StoreCreateRequest", create.SerializeAsString());
+  message("StoreGetRequest", get.SerializeAsString());
+  message("StoreGetReply", got.SerializeAsString());
+  message("StoreEventsReply", events.SerializeAsString());
+  message("StoreReserveRequest", reserve.SerializeAsString());
+  message("StoreLocateReply", located.SerializeAsString());
+  add("frames_store", 0,
+      std::string(1, '\x24') +
+          frame(rpc::FrameKind::kRequest, M::kStoreCreate, 12,
+                create.SerializeAsString()) +
+          frame(rpc::FrameKind::kRequest, M::kStoreGet, 13, get.SerializeAsString()) +
+          frame(rpc::FrameKind::kReply, M::kStoreGet, 13, got.SerializeAsString()) +
+          frame(rpc::FrameKind::kReply, M::kStoreEvents, 14, events.SerializeAsString()) +
+          frame(rpc::FrameKind::kError, M::kStoreGet, 15,
+                rpc::EncodeError(Status::ObjectLost("node 2 is offline"))));
   return seeds;
 }
 

@@ -40,6 +40,9 @@ namespace quiver {
 namespace control::client {
 class Core;
 }  // namespace control::client
+namespace store {
+class ObjectStore;
+}  // namespace store
 
 struct ClientOptions {
   std::string config_path;
@@ -183,6 +186,8 @@ class Client final : public memory::RemoteAllocator {
   Status SealRanges(const std::vector<control::BufferRange>& ranges, bool flush_remote);
   Status PublishBatches(const std::vector<RecordBatchPtr>& batches,
                         const std::string& name, const PublishOptions& options);
+
+  friend class store::ObjectStore;  // works on the Client's sessions
 
   ClientOptions options_;
   std::shared_ptr<control::client::Core> core_;

@@ -162,7 +162,17 @@ Status LocalCluster::Spawn(int i) {
   if (i < static_cast<int>(options_.exec_prefix.size())) args = options_.exec_prefix[i];
   args.insert(args.end(),
               {options_.quiverd, "--config", config_path_, "--id", std::to_string(i)});
-  args.insert(args.end(), options_.daemon_args.begin(), options_.daemon_args.end());
+  for (std::string a : options_.daemon_args) {
+    for (const auto& [key, value] :
+         {std::pair<std::string, std::string>{"{node}", std::to_string(i)},
+          {"{dir}", dir_}}) {
+      for (size_t at = a.find(key); at != std::string::npos; at = a.find(key, at)) {
+        a.replace(at, key.size(), value);
+        at += value.size();
+      }
+    }
+    args.push_back(std::move(a));
+  }
   QUIVER_ASSIGN_OR_RAISE(pid_t pid, SpawnLogged(args, log_path(i), /*append=*/true));
   pids_[i] = pid;
   return Status::OK();

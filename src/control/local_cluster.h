@@ -33,7 +33,9 @@ struct LocalClusterOptions {
   std::vector<std::vector<std::string>> exec_prefix;
   // Host each node's control address binds to (default 127.0.0.1).
   std::vector<std::string> hosts;
-  // Extra arguments for every daemon (e.g. {"--max-malloc", "1MiB"}).
+  // Extra arguments for every daemon (e.g. {"--max-malloc", "1MiB"}). In
+  // each, "{node}" becomes the node's id and "{dir}" the cluster's
+  // directory (e.g. {"--store-spill", "{dir}/spill{node}"}).
   std::vector<std::string> daemon_args;
   // The cluster's [limits] (quotas, rates, leases, restart grace).
   memory::ClusterLimits limits;

@@ -1,6 +1,10 @@
 #include "store/object_table.h"
 
 #include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "quiver/coherence/flush.h"
 
 namespace quiver::store {
 
@@ -18,17 +22,34 @@ const char* StateName(ObjectState state) {
       return "creating";
     case ObjectState::kSealed:
       return "sealed";
+    case ObjectState::kSpilled:
+      return "spilled";
   }
   return "unknown";
 }
 
 ObjectTable::ObjectTable(control::Catalogue* catalogue, uint32_t node,
-                         uint64_t region_bytes, StoreLimits limits)
+                         uint64_t region_bytes, StoreLimits limits,
+                         std::optional<SpillDir> spill)
     : catalogue_(catalogue),
       node_(node),
       limits_(limits),
       capacity_(limits.capacity == 0 ? region_bytes
-                                     : std::min(limits.capacity, region_bytes)) {}
+                                     : std::min(limits.capacity, region_bytes)),
+      spill_(std::move(spill)) {}
+
+void ObjectTable::SetEpochWord(uint64_t* word) {
+  std::lock_guard<std::mutex> lock(mu_);
+  epoch_ = word;
+  BumpEpochLocked();
+}
+
+void ObjectTable::BumpEpochLocked() {
+  if (epoch_ == nullptr) return;
+  std::atomic_ref<uint64_t>(*epoch_).fetch_add(1, std::memory_order_acq_rel);
+  // Readers on other nodes must see it in memory, not in this node's cache.
+  if (!coherent_) (void)coherence::FlushRange(epoch_, sizeof(*epoch_));
+}
 
 uint64_t ObjectTable::SizeOf(const Entry& e) const {
   return e.data_size + e.metadata_size;
@@ -66,6 +87,27 @@ Result<ObjectView> ObjectTable::Create(SessionId session, const ObjectId& id,
   if (entries_.count(id) != 0) {
     return Status::AlreadyExists(Describe(id), " exists at node ", node_);
   }
+  if (size > capacity_) {
+    // Evicting everything would not make room: keep what is here.
+    return Status::OutOfMemory("Create of ", Describe(id), ": ", size,
+                               " bytes is more than the store's capacity at node ", node_,
+                               " (", capacity_, " bytes)");
+  }
+  auto a = AllocateLocked(session, size);
+  if (!a.ok()) return a.status().WithContext("Create of " + Describe(id));
+  Entry e;
+  e.address = a->address;
+  e.data_size = data_size;
+  e.metadata_size = metadata_size;
+  e.creator = session;
+  e.last_use = std::chrono::system_clock::now();
+  entries_.emplace(id, e);
+  ++counters_.creates;
+  return ObjectView{id, e.address, data_size, metadata_size};
+}
+
+Result<control::Allocation> ObjectTable::AllocateLocked(SessionId session,
+                                                        uint64_t size) {
   // Room first: past the high watermark, evict down to the low one.
   const uint64_t used = UsedLocked();
   const auto high = static_cast<uint64_t>(limits_.high_watermark * capacity_);
@@ -80,16 +122,66 @@ Result<ObjectView> ObjectTable::Create(SessionId session, const ObjectId& id,
     // try once more (quota and rate refusals stay refusals).
     if (EvictLocked(size) > 0) a = catalogue_->Allocate(session, size, kAlignment);
   }
-  if (!a.ok()) return a.status().WithContext("Create of " + Describe(id));
-  Entry e;
-  e.address = a->address;
-  e.data_size = data_size;
-  e.metadata_size = metadata_size;
-  e.creator = session;
-  e.last_use = std::chrono::system_clock::now();
-  entries_.emplace(id, e);
-  ++counters_.creates;
-  return ObjectView{id, e.address, data_size, metadata_size};
+  return a;
+}
+
+Status ObjectTable::PublishLocked(SessionId session, const ObjectId& id, Entry* e) {
+  const std::vector<control::BufferRange> range{
+      {e->address, std::max<uint64_t>(SizeOf(*e), 1)}};
+  QUIVER_RETURN_NOT_OK(catalogue_->Seal(session, range));
+  // The store holds it from now on; the session lets go.
+  QUIVER_RETURN_NOT_OK(catalogue_->AddPublication(range).status());
+  QUIVER_RETURN_NOT_OK(catalogue_->Free(session, {e->address}));
+  e->state = ObjectState::kSealed;
+  e->creator = 0;
+  TouchLocked(id, e);
+  // So that a daemon restarted on this region finds it again. Without room
+  // for the record the object still lives, only not past a restart.
+  auto record = catalogue_->WriteRecord(
+      node_, EncodeStoreRecord({id, e->address, e->data_size, e->metadata_size}));
+  e->record = record.ok() ? *record : 0;
+  return Status::OK();
+}
+
+void ObjectTable::Adopt(std::vector<control::FoundRecord>* records,
+                        std::vector<ObjectId>* adopted,
+                        std::vector<std::string>* problems) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = records->begin(); it != records->end();) {
+    if (!IsStoreRecord(it->bytes)) {
+      ++it;
+      continue;
+    }
+    auto r = DecodeStoreRecord(it->bytes);
+    Status st = r.status();
+    if (st.ok() && entries_.count(r->id) != 0) {
+      st = Status::AlreadyExists(Describe(r->id), " has two records");
+    }
+    const bool spilled = st.ok() && r->address == 0;
+    if (spilled && (!spill_ || !spill_->Exists(r->id))) {
+      st = Status::NotFound(Describe(r->id), " was spilled, but its file is gone");
+    } else if (st.ok() && !spilled) {
+      const uint64_t size = r->data_size + r->metadata_size;
+      st = catalogue_->AddPublication({{r->address, std::max<uint64_t>(size, 1)}})
+               .status();
+    }
+    if (!st.ok()) {
+      problems->push_back("record at " + std::to_string(it->address) + ": " +
+                          st.message());
+      ++it;
+      continue;
+    }
+    Entry e;
+    e.state = spilled ? ObjectState::kSpilled : ObjectState::kSealed;
+    e.address = r->address;
+    e.data_size = r->data_size;
+    e.metadata_size = r->metadata_size;
+    e.record = it->address;
+    auto [pos, inserted] = entries_.emplace(r->id, e);
+    if (!spilled) TouchLocked(r->id, &pos->second);
+    adopted->push_back(r->id);
+    it = records->erase(it);
+  }
 }
 
 Result<ObjectTable::Entries::iterator> ObjectTable::CreatingLocked(
@@ -115,15 +207,7 @@ Status ObjectTable::Seal(SessionId session, const ObjectId& id) {
   QUIVER_ASSIGN_OR_RAISE(auto it,
                          CreatingLocked(session, id, "seals", " is sealed already"));
   Entry& e = it->second;
-  const std::vector<control::BufferRange> range{
-      {e.address, std::max<uint64_t>(SizeOf(e), 1)}};
-  QUIVER_RETURN_NOT_OK(catalogue_->Seal(session, range));
-  // The store holds it from now on; the creator lets go.
-  QUIVER_RETURN_NOT_OK(catalogue_->AddPublication(range).status());
-  QUIVER_RETURN_NOT_OK(catalogue_->Free(session, {e.address}));
-  e.state = ObjectState::kSealed;
-  e.creator = 0;
-  TouchLocked(id, &e);
+  QUIVER_RETURN_NOT_OK(PublishLocked(session, id, &e));
   EventLocked(StoreEvent::Kind::kSealed, id, e);
   ++counters_.seals;
   return Status::OK();
@@ -135,6 +219,7 @@ Status ObjectTable::Abort(SessionId session, const ObjectId& id) {
       auto it, CreatingLocked(session, id, "aborts", " is sealed: Delete it instead"));
   const Entry& e = it->second;
   QUIVER_RETURN_NOT_OK(catalogue_->Free(session, {e.address}));
+  removed_.push_back(id);
   entries_.erase(it);
   ++counters_.aborts;
   return Status::OK();
@@ -145,11 +230,23 @@ Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
   std::lock_guard<std::mutex> lock(mu_);
   GetReply reply;
   std::vector<uint64_t> objects;
+  struct Unprotect {
+    std::unordered_set<ObjectId, ObjectIdHash>* set;
+    ~Unprotect() { set->clear(); }
+  } unprotect{&restoring_};
   for (const ObjectId& id : ids) {
     auto it = entries_.find(id);
     if (it == entries_.end()) {
       reply.missing.push_back(id);
       continue;
+    }
+    if (it->second.state == ObjectState::kSpilled) {
+      Status st = RestoreLocked(session, it);
+      if (st.IsObjectLost()) {
+        reply.lost.emplace_back(id, st.message());
+        continue;
+      }
+      QUIVER_RETURN_NOT_OK(st);
     }
     const Entry& e = it->second;
     if (e.state == ObjectState::kCreating) {
@@ -172,11 +269,82 @@ Status ObjectTable::Release(SessionId session, const Handle& pin) {
   return catalogue_->Release(session, pin);
 }
 
+Status ObjectTable::RestoreLocked(SessionId getter, Entries::iterator it) {
+  const SessionId session = restore_session_ != 0 ? restore_session_ : getter;
+  const ObjectId id = it->first;
+  Entry& e = it->second;
+  const uint64_t size = SizeOf(e);
+  auto a = AllocateLocked(session, size);
+  if (!a.ok()) {
+    return a.status().WithContext("restoring spilled " + Describe(id) + " at node " +
+                                  std::to_string(node_));
+  }
+  e.address = a->address;
+  const uint64_t spilled_record = e.record;
+  auto* p = reinterpret_cast<uint8_t*>(e.address);
+  Status st = spill_->Read(id, p, size);
+  // Readers on other nodes must find the bytes in memory, not in this
+  // node's caches.
+  if (st.ok() && !coherent_) st = coherence::FlushRange(p, size);
+  if (st.ok()) st = PublishLocked(session, id, &e);
+  if (spilled_record != 0) catalogue_->FreeRecord(spilled_record);
+  if (!st.ok()) {
+    // The object cannot come back: the store forgets it.
+    (void)catalogue_->Free(session, {e.address});
+    spill_->Remove(id);
+    EventLocked(StoreEvent::Kind::kDeleted, id, e);
+    removed_.push_back(id);
+    entries_.erase(it);
+    return Status::ObjectLost("spilled ", Describe(id), " is lost: ", st.message());
+  }
+  spill_->Remove(id);
+  restoring_.insert(id);
+  ++counters_.restores;
+  counters_.restored_bytes += size;
+  return Status::OK();
+}
+
+bool ObjectTable::SpillLocked(Entries::iterator it) {
+  Entry& e = it->second;
+  const uint64_t size = SizeOf(e);
+  const auto* p = reinterpret_cast<const uint8_t*>(e.address);
+  // The writer may have been another node: read memory, not stale lines.
+  Status st = coherent_ ? Status::OK() : coherence::FlushRange(p, size);
+  if (st.ok()) st = spill_->Write(it->first, p, size);
+  if (!st.ok()) {
+    ++counters_.spill_failures;
+    last_spill_error_ = st.message();
+    return false;
+  }
+  if (e.lru != 0) lru_.erase(e.lru);
+  e.lru = 0;
+  // Its record now says "spilled", so a restarted daemon finds it there.
+  auto spilled = catalogue_->WriteRecord(
+      node_, EncodeStoreRecord({it->first, 0, e.data_size, e.metadata_size}));
+  if (e.record != 0) catalogue_->FreeRecord(e.record);
+  e.record = spilled.ok() ? *spilled : 0;
+  BumpEpochLocked();
+  catalogue_->DropPublication({e.address});
+  e.address = 0;
+  e.state = ObjectState::kSpilled;
+  ++counters_.spills;
+  counters_.spilled_bytes += size;
+  return true;
+}
+
 void ObjectTable::DropSealedLocked(Entries::iterator it, StoreEvent::Kind why) {
+  BumpEpochLocked();
   const Entry& e = it->second;
   if (e.lru != 0) lru_.erase(e.lru);
   EventLocked(why, it->first, e);
-  catalogue_->DropPublication({e.address});
+  if (e.state == ObjectState::kSpilled) {
+    spill_->Remove(it->first);
+    if (e.record != 0) catalogue_->FreeRecord(e.record);
+  } else {
+    if (e.record != 0) catalogue_->FreeRecord(e.record);
+    catalogue_->DropPublication({e.address});
+  }
+  removed_.push_back(it->first);
   entries_.erase(it);
 }
 
@@ -189,11 +357,14 @@ ObjectTable::DeleteReply ObjectTable::Delete(const std::vector<ObjectId>& ids) {
       reply.missing.push_back(id);
       continue;
     }
-    if (it->second.state != ObjectState::kSealed) {
+    if (it->second.state == ObjectState::kCreating) {
       reply.creating.push_back(id);
       continue;
     }
-    if (catalogue_->PinsOf(it->second.address) > 0) ++reply.deferred;
+    if (it->second.state == ObjectState::kSealed &&
+        catalogue_->PinsOf(it->second.address) > 0) {
+      ++reply.deferred;
+    }
     DropSealedLocked(it, StoreEvent::Kind::kDeleted);
     ++reply.deleted;
     ++counters_.deletes;
@@ -204,7 +375,22 @@ ObjectTable::DeleteReply ObjectTable::Delete(const std::vector<ObjectId>& ids) {
 bool ObjectTable::Contains(const ObjectId& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(id);
-  return it != entries_.end() && it->second.state == ObjectState::kSealed;
+  return it != entries_.end() && it->second.state != ObjectState::kCreating;
+}
+
+size_t ObjectTable::CountCreating(const std::vector<ObjectId>& ids) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t n = 0;
+  for (const ObjectId& id : ids) {
+    auto it = entries_.find(id);
+    n += it != entries_.end() && it->second.state == ObjectState::kCreating;
+  }
+  return n;
+}
+
+std::vector<ObjectId> ObjectTable::TakeRemoved() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(removed_, {});
 }
 
 std::vector<ObjectListing> ObjectTable::List() const {
@@ -240,12 +426,20 @@ uint64_t ObjectTable::EvictLocked(uint64_t bytes) {
     if (it == entries_.end()) continue;
     // A pin anywhere in the cluster is a pin here: readers pin at the home.
     if (catalogue_->PinsOf(it->second.address) > 0) continue;
+    if (restoring_.count(it->first) != 0) continue;  // a Get is about to pin it
     const uint64_t size = SizeOf(it->second);
-    DropSealedLocked(it, StoreEvent::Kind::kEvicted);
+    if (spill_) {
+      if (!SpillLocked(it)) continue;
+    } else {
+      DropSealedLocked(it, StoreEvent::Kind::kEvicted);
+      ++counters_.evictions;
+      counters_.evicted_bytes += size;
+    }
     freed += size;
-    ++counters_.evictions;
-    counters_.evicted_bytes += size;
   }
+  // Short of what was asked: clients' caches of pins (client/pin_cache.h)
+  // drop theirs for this home when the epoch moves.
+  if (freed < bytes) BumpEpochLocked();
   return freed;
 }
 
@@ -253,6 +447,7 @@ void ObjectTable::SessionClosed(SessionId session) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.state == ObjectState::kCreating && it->second.creator == session) {
+      removed_.push_back(it->first);
       it = entries_.erase(it);
     } else {
       ++it;
@@ -278,6 +473,11 @@ uint64_t ObjectTable::last_event() const {
   return next_seq_ - 1;
 }
 
+std::string ObjectTable::LastSpillError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_spill_error_;
+}
+
 StoreCounters ObjectTable::Counters() const {
   std::lock_guard<std::mutex> lock(mu_);
   StoreCounters c = counters_;
@@ -285,6 +485,9 @@ StoreCounters ObjectTable::Counters() const {
     if (e.state == ObjectState::kCreating) {
       ++c.objects_creating;
       c.bytes_creating += SizeOf(e);
+    } else if (e.state == ObjectState::kSpilled) {
+      ++c.objects_spilled;
+      c.bytes_spilled += SizeOf(e);
     } else {
       ++c.objects_sealed;
       c.bytes_sealed += SizeOf(e);

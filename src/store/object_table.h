@@ -10,11 +10,17 @@
 // never loses bytes it holds. Eviction takes the least recently used sealed
 // objects that no one pins.
 //
-// Every seal, delete and eviction is an event with a sequence number, kept
-// in a bounded log that subscribers read from where they stopped.
+// With a spill directory, eviction writes each object it takes to a file
+// there instead of dropping it; the object stays in the store (spilled) and
+// the next Get that asks for it reads it back into the region.
+//
+// Every seal, delete and eviction (not a spill) is an event with a sequence
+// number, kept in a bounded log that subscribers read from where they
+// stopped.
 //
 // Thread-safe: one mutex, taken before the catalogue's (the catalogue never
-// calls back); no method does I/O or waits for a peer.
+// calls back). No method waits for a peer; spilling and restoring read and
+// write files under the mutex.
 #pragma once
 
 #include <chrono>
@@ -22,19 +28,21 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "control/catalogue/catalogue.h"
 #include "quiver/store/object_id.h"
+#include "quiver/store/object_state.h"
+#include "store/spill_dir.h"
+#include "store/store_record.h"
 
 namespace quiver::store {
 
 using control::Handle;
 using control::SessionId;
-
-enum class ObjectState : uint8_t { kCreating = 1, kSealed = 2 };
-const char* StateName(ObjectState state);
 
 struct StoreLimits {
   // Bytes of the region the store counts as full (0: the whole region).
@@ -74,19 +82,23 @@ struct StoreEvent {
 
 struct StoreCounters {
   uint64_t creates = 0, seals = 0, aborts = 0, deletes = 0;
-  uint64_t hits = 0;    // ids a Get found sealed here
-  uint64_t misses = 0;  // ids a Get did not find here
-  uint64_t evictions = 0, evicted_bytes = 0;
+  uint64_t hits = 0;                          // ids a Get found sealed here
+  uint64_t misses = 0;                        // ids a Get did not find here
+  uint64_t evictions = 0, evicted_bytes = 0;  // dropped from the store
+  uint64_t spills = 0, spilled_bytes = 0;     // written to the spill directory
+  uint64_t restores = 0, restored_bytes = 0;  // read back by a Get
+  uint64_t spill_failures = 0;                // objects kept: their spill failed
   uint64_t objects_creating = 0, bytes_creating = 0;
   uint64_t objects_sealed = 0, bytes_sealed = 0;
+  uint64_t objects_spilled = 0, bytes_spilled = 0;  // on disk now
 };
 
 class ObjectTable {
  public:
   // `catalogue` (this node's, over a region of `region_bytes` bytes of
-  // data) must outlive the table.
+  // data) must outlive the table. With `spill`, eviction spills.
   ObjectTable(control::Catalogue* catalogue, uint32_t node, uint64_t region_bytes,
-              StoreLimits limits);
+              StoreLimits limits, std::optional<SpillDir> spill = std::nullopt);
 
   // A new object of data_size + metadata_size bytes, writable by the
   // creating session until it seals or aborts. AlreadyExists if the id
@@ -104,9 +116,14 @@ class ObjectTable {
     std::vector<ObjectView> found;   // sealed: pinned under `pin`
     std::vector<ObjectId> creating;  // not sealed yet
     std::vector<ObjectId> missing;   // not here
-    Handle pin;                      // valid when `found` is not empty
+    // Spilled, but unreadable (why): forgotten, like a deleted object.
+    std::vector<std::pair<ObjectId, std::string>> lost;
+    Handle pin;  // valid when `found` is not empty
   };
-  // Pins every sealed object of `ids` for the session, under one handle.
+  // Pins every sealed object of `ids` for the session, under one handle,
+  // restoring spilled ones first. OutOfMemory when a spilled one finds no
+  // room (it stays spilled); one whose file is unreadable or corrupt is
+  // `lost` (the store forgets it).
   Result<GetReply> Get(SessionId session, const std::vector<ObjectId>& ids);
   // Lets go of a Get's pin (only the session that got it may).
   Status Release(SessionId session, const Handle& pin);
@@ -121,28 +138,55 @@ class ObjectTable {
   DeleteReply Delete(const std::vector<ObjectId>& ids);
 
   bool Contains(const ObjectId& id) const;  // sealed and here
+  // How many of `ids` are being created here (a Get waits for them).
+  size_t CountCreating(const std::vector<ObjectId>& ids) const;
   std::vector<ObjectListing> List() const;
-  // Evicts least recently used sealed objects no one pins until `bytes`
-  // are freed or none is left to evict. Returns the bytes freed.
+  // Evicts (or spills) least recently used sealed objects no one pins until
+  // `bytes` are freed or none is left to evict. Returns the bytes freed.
   uint64_t Evict(uint64_t bytes);
+
+  // After a take-over: the objects whose records (store/store_record.h)
+  // are among `records` come back sealed, as the previous daemon left them;
+  // their records are removed from `records` and their ids appended to
+  // `adopted`. A record that is corrupt, names memory that is not a live
+  // sealed object, or repeats an id is left in `records` (the daemon frees
+  // it) and described in `problems`.
+  void Adopt(std::vector<control::FoundRecord>* records, std::vector<ObjectId>* adopted,
+             std::vector<std::string>* problems);
 
   // After the catalogue closed `session`: forgets the objects it was
   // creating (the catalogue has freed them).
   void SessionClosed(SessionId session);
+  // The ids that left the table (aborted, deleted, evicted, their creator
+  // gone) since the last call: the cluster's id directory forgets them.
+  std::vector<ObjectId> TakeRemoved();
 
   // Events after `after`, at most `max`. `*lost` is set when events after
   // `after` have left the log (the subscriber must List to resync).
   std::vector<StoreEvent> EventsSince(uint64_t after, size_t max, bool* lost) const;
   uint64_t last_event() const;
   StoreCounters Counters() const;
+  // Why the last spill that failed did (empty if none has).
+  std::string LastSpillError() const;
   uint64_t capacity() const { return capacity_; }
+  const SpillDir* spill() const { return spill_ ? &*spill_ : nullptr; }
+  // Restores allocate under `session` (a system session of the catalogue:
+  // no client's quota pays for the store's own work); 0: the getter's.
+  void UseSessionForRestores(SessionId session) { restore_session_ = session; }
+  // Every node's cache is coherent with this region (one host's shared
+  // memory): spills and restores need not flush.
+  void SetCoherent(bool coherent) { coherent_ = coherent; }
+  // The region's store epoch (memory::kStoreEpochOffset): incremented, and
+  // once now, whenever an object stops being readable here.
+  void SetEpochWord(uint64_t* word);
 
  private:
   struct Entry {
     ObjectState state = ObjectState::kCreating;
     uint64_t address = 0, data_size = 0, metadata_size = 0;
     SessionId creator = 0;
-    uint64_t lru = 0;  // key in lru_ (sealed only)
+    uint64_t lru = 0;     // key in lru_ (sealed only)
+    uint64_t record = 0;  // its record in the region (sealed only; 0: none)
     std::chrono::system_clock::time_point last_use{};
   };
   using Entries = std::unordered_map<ObjectId, Entry, ObjectIdHash>;
@@ -153,6 +197,15 @@ class ObjectTable {
   Result<Entries::iterator> CreatingLocked(SessionId session, const ObjectId& id,
                                            const char* verb, const char* if_sealed);
   void TouchLocked(const ObjectId& id, Entry* e);
+  // `size` bytes for `session`, evicting first past the high watermark and
+  // once more when the region has no hole big enough.
+  Result<control::Allocation> AllocateLocked(SessionId session, uint64_t size);
+  // Hands an entry `session` wrote to the store: sealed, held by the store.
+  Status PublishLocked(SessionId session, const ObjectId& id, Entry* e);
+  // Reads a spilled entry back into the region for `session`.
+  Status RestoreLocked(SessionId session, Entries::iterator it);
+  // Writes a sealed entry to the spill directory and frees its memory.
+  bool SpillLocked(Entries::iterator it);
   void EventLocked(StoreEvent::Kind kind, const ObjectId& id, const Entry& e);
   // Drops the store's reference of a sealed entry and erases it.
   void DropSealedLocked(Entries::iterator it, StoreEvent::Kind why);
@@ -163,14 +216,23 @@ class ObjectTable {
   const uint32_t node_;
   const StoreLimits limits_;
   const uint64_t capacity_;
+  const std::optional<SpillDir> spill_;
+  SessionId restore_session_ = 0;
+  bool coherent_ = false;
+  uint64_t* epoch_ = nullptr;
+  void BumpEpochLocked();
 
   mutable std::mutex mu_;
+  // Objects a Get is restoring: eviction leaves them alone.
+  std::unordered_set<ObjectId, ObjectIdHash> restoring_;
+  std::string last_spill_error_;
   Entries entries_;
   std::map<uint64_t, ObjectId> lru_;  // oldest use first
   uint64_t next_lru_ = 1;
   std::deque<StoreEvent> events_;
   uint64_t next_seq_ = 1;
   StoreCounters counters_;
+  std::vector<ObjectId> removed_;
 };
 
 }  // namespace quiver::store

@@ -48,6 +48,8 @@ const char* StatusCodeName(StatusCode code) {
       return "DeadlineExceeded";
     case StatusCode::kUnauthenticated:
       return "Unauthenticated";
+    case StatusCode::kObjectLost:
+      return "ObjectLost";
   }
   return "Unknown status code";
 }

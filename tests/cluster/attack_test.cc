@@ -18,6 +18,9 @@
 #include "control/tls/tls_context.h"
 #include "quiver/client.h"
 #include "quiver/columnar/builder.h"
+#include "quiver/store/object_id.h"
+#include "quiver_rpc/store.pb.h"
+#include "store/id_directory.h"
 
 namespace quiver {
 namespace {
@@ -251,8 +254,10 @@ TEST_F(AttackTest, WithoutTheClustersCredentialsNothingIsPossible) {
   // the daemon serves everyone else.
   auto s = RawSession::Open(*cluster_, 0, PeerRole::kClient, 2);
   ASSERT_NE(s, nullptr);
-  EXPECT_TRUE(s->channel()->Call(77, "garbage", 5000).status().code() ==
+  EXPECT_TRUE(s->channel()->Call(99, "garbage", 5000).status().code() ==
               StatusCode::kNotImplemented);
+  // A store method with a payload that is not its message.
+  EXPECT_TRUE(s->channel()->Call(70, "garbage", 5000).status().IsInvalid());
   auto bad =
       s->channel()->Call(control::rpc::MethodByte(Method::kMalloc), "\xff\xff\xff", 5000);
   EXPECT_TRUE(bad.status().IsInvalid()) << bad.status().ToString();
@@ -360,6 +365,88 @@ TEST(AttackLimitsTest, WaitingCallsHoldNoThread) {
   // Their connection goes: so do they.
   waiter.reset();
   EXPECT_TRUE(Eventually([&] {
+    wire::StatusReply r2;
+    return probe->Call(Method::kStatus, req, &r2).ok() &&
+           r2.nodes(0).waiting_calls() == 0;
+  }));
+}
+
+// The object store's waiting calls (look-ups of objects not created yet, at
+// their directory node, and event polls) are entries too: a flood of them
+// costs no thread, the excess is refused, the daemon keeps serving, and a
+// Create wakes the look-ups waiting for it.
+TEST(AttackLimitsTest, AFloodOfWaitingStoreCallsHoldsNoThread) {
+  ClusterSpec spec;
+  spec.nodes = 2;
+  spec.limits.max_waiting_calls = 1000;
+  auto cluster = StartCluster(spec);
+  ASSERT_NE(cluster, nullptr);
+  const pid_t daemon = cluster->pid(0);
+  auto probe = RawSession::Open(*cluster, 0, PeerRole::kClient, 0, /*unix_socket=*/true);
+  ASSERT_NE(probe, nullptr);
+  ASSERT_TRUE(Eventually([&] {
+    wire::StatusRequest req;
+    wire::StatusReply rep;
+    return probe->Call(Method::kStatus, req, &rep).ok() && rep.nodes_size() == 2 &&
+           rep.nodes(1).online();
+  }));
+  const int before = testing::ThreadCount(daemon);
+  auto waiter = RawSession::Open(*cluster, 0, PeerRole::kClient, 1);
+  ASSERT_NE(waiter, nullptr);
+  store::ObjectId x;
+  for (int i = 0; x.nil(); ++i) {
+    const auto id = store::ObjectId::FromName("awaited-" + std::to_string(i));
+    if (store::DirectoryNodeOf(id, cluster->config()) == 0) x = id;
+  }
+  wire::StoreLocateRequest get;
+  get.add_ids(x.Binary());
+  get.set_timeout_ms(120000);
+  wire::StoreEventsRequest events;
+  events.set_after(1000000);
+  events.set_wait_ms(120000);
+  std::vector<uint64_t> gets, polls;
+  for (int i = 0; i < 1100; ++i) {
+    const bool is_get = i % 2 == 0;
+    auto id = waiter->channel()->Send(
+        control::rpc::MethodByte(is_get ? Method::kStoreLocate : Method::kStoreEvents),
+        is_get ? get.SerializeAsString() : events.SerializeAsString());
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    (is_get ? gets : polls).push_back(*id);
+  }
+  ASSERT_TRUE(Eventually([&] {
+    wire::StatusRequest req;
+    wire::StatusReply rep;
+    return probe->Call(Method::kStatus, req, &rep).ok() &&
+           rep.nodes(0).waiting_calls() == 1000u;
+  }));
+  EXPECT_EQ(testing::ThreadCount(daemon), before) << "waiting calls made threads";
+  wire::PingRequest ping;
+  EXPECT_TRUE(probe->Call(Method::kPing, ping).ok());
+  // The object appears: every look-up that was let wait finds its home.
+  wire::StoreCreateRequest create;
+  create.set_id(x.Binary());
+  create.set_data_size(3);
+  wire::StoreCreateReply made;
+  ASSERT_TRUE(probe->Call(Method::kStoreCreate, create, &made).ok());
+  wire::StoreIdsRequest seal;
+  seal.add_ids(x.Binary());
+  ASSERT_TRUE(probe->Call(Method::kStoreSeal, seal).ok());
+  int found = 0, capped = 0;
+  for (uint64_t id : gets) {
+    auto r = waiter->channel()->Wait(id, 30000);
+    wire::StoreLocateReply rep;
+    if (r.ok() && rep.ParseFromString(*r) && rep.home_plus_one_size() == 1 &&
+        rep.home_plus_one(0) == 1) {
+      ++found;
+    }
+    capped += r.status().code() == StatusCode::kCapacityError;
+  }
+  EXPECT_GT(found, 0);
+  EXPECT_EQ(found + capped, static_cast<int>(gets.size()));
+  // The event polls still wait; their connection goes, and so do they.
+  waiter.reset();
+  EXPECT_TRUE(Eventually([&] {
+    wire::StatusRequest req;
     wire::StatusReply r2;
     return probe->Call(Method::kStatus, req, &r2).ok() &&
            r2.nodes(0).waiting_calls() == 0;

@@ -164,7 +164,7 @@ class Server {
         case kFail: {
           // Codes outside the known ones (random input) become UnknownError.
           int code = payload.empty() ? 0 : static_cast<unsigned char>(payload[0]);
-          if (code < 1 || code > static_cast<int>(StatusCode::kUnauthenticated)) code = 9;
+          if (code < 1 || code > static_cast<int>(StatusCode::kObjectLost)) code = 9;
           c->Fail(f.call_id, f.method,
                   Status(static_cast<StatusCode>(code),
                          std::string(payload.substr(payload.empty() ? 0 : 1))));

@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,11 +29,12 @@ constexpr uint64_t kRegion = 1 << 20;
 class ObjectTableTest : public ::testing::Test {
  protected:
   void SetUp() override { Make(StoreLimits{}); }
-  void Make(const StoreLimits& limits) {
+  void Make(const StoreLimits& limits, std::optional<SpillDir> spill = std::nullopt) {
     table_.reset();
     cat_ =
         std::make_unique<Catalogue>(region_.allocator(), 0, kGranule, CatalogueLimits{});
-    table_ = std::make_unique<ObjectTable>(cat_.get(), 0, kRegion, limits);
+    table_ =
+        std::make_unique<ObjectTable>(cat_.get(), 0, kRegion, limits, std::move(spill));
   }
   SessionId Open(uint32_t node = 0) {
     auto s = cat_->OpenSession(Client(node));
@@ -232,9 +234,11 @@ TEST_F(ObjectTableTest, EvictionTakesTheLeastRecentlyUsedUnpinnedObjects) {
 }
 
 TEST_F(ObjectTableTest, ACreateThatFindsTheRegionFullEvicts) {
+  // A little above a half and a quarter: each sealed object also has a
+  // 68-byte record in the region.
   StoreLimits limits;
-  limits.high_watermark = 0.5;
-  limits.low_watermark = 0.25;
+  limits.high_watermark = 0.51;
+  limits.low_watermark = 0.26;
   Make(limits);
   const SessionId w = Open(), r = Open(1);
   const uint64_t each = kRegion / 16;
@@ -258,7 +262,8 @@ TEST_F(ObjectTableTest, ACreateThatFindsTheRegionFullEvicts) {
   EXPECT_TRUE(table_->Contains(ids[0]));
   for (int i = 1; i <= 5; ++i) EXPECT_FALSE(table_->Contains(ids[i])) << i;
   for (int i = 6; i <= 8; ++i) EXPECT_TRUE(table_->Contains(ids[i])) << i;
-  EXPECT_EQ(cat_->Stats().bytes, kRegion / 4);
+  EXPECT_GE(cat_->Stats().bytes, kRegion / 4);
+  EXPECT_LT(cat_->Stats().bytes, kRegion / 4 + 4 * 256);  // + four records
   // Filling the region with pinned objects: Create says why it failed.
   std::vector<Handle> pins;
   Status last;

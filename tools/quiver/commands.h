@@ -28,6 +28,7 @@ int NodeCommand(const Args& args);         // quiver node (the daemon)
 int StatusCommand(const Args& args);       // quiver status
 int BenchCommand(const Args& args);        // quiver bench
 int ClusterCommand(const Args& args);      // quiver cluster init
+int StoreCommand(const Args& args);        // quiver store ls|stat|rm
 
 // Prints "quiver: <what>: <status message>" on stderr and returns code.
 int Fail(const std::string& what, const Status& st, int code = kExitBadInput);

@@ -85,7 +85,11 @@ commands:
                                start a cluster on this host, build a HugeTable in
                                every node's memory, publish it as descriptors, sum
                                it on every node, compare with full IPC copies
-  status --config F [--node N] nodes, regions, memory use and published tables
+  status --config F [--node N] nodes, regions, memory use, published tables and
+                               the object store's use per node
+  store ls|stat [ID]|rm ID... --config F [--node N]
+                               the object store's objects, one object or every
+                               node's counters, delete objects (tables with parts)
   cluster init CONFIG [--force]
                                make the cluster's TLS credentials (a CA, and each
                                node's daemon and client certificate and key) in
@@ -125,6 +129,7 @@ int main(int argc, char** argv) {
   if (command == "status") return StatusCommand(args);
   if (command == "bench") return BenchCommand(args);
   if (command == "cluster") return ClusterCommand(args);
+  if (command == "store") return StoreCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;

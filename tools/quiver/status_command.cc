@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "control/client/admin.h"
+#include "store/client/admin.h"
 
 namespace quiver::cli {
 
@@ -47,6 +48,31 @@ int StatusCommand(const Args& in) {
     if (t.local_only) state += " (this node only)";
     std::printf("%-32s %8u %14" PRIu64 " %-12s %6u %s\n", t.name.c_str(), t.chunks,
                 t.rows, pubs.c_str(), t.pins, state.c_str());
+  }
+  // The object store at each node whose socket is on this host.
+  std::printf("\n%-5s %10s %10s %16s %16s %16s %10s %10s %10s\n", "store", "cap MiB",
+              "used MiB", "sealed", "creating", "spilled", "hits", "misses", "evicted");
+  for (const auto& n : status->nodes) {
+    const auto* nc = config->FindNode(n.node);
+    auto st = n.online && nc != nullptr ? store::QueryStoreStats(*nc, 2000)
+                                        : Result<store::StoreStats>(Status::Unavailable(
+                                              "node ", n.node, " is offline"));
+    if (!st.ok()) {
+      std::printf("%-5u %s\n", n.node, st.status().message().c_str());
+      continue;
+    }
+    auto objects = [](uint64_t count, uint64_t bytes) {
+      char buf[40];
+      std::snprintf(buf, sizeof(buf), "%" PRIu64 " / %.1f MiB", count, bytes / 1048576.0);
+      return std::string(buf);
+    };
+    std::printf("%-5u %10.1f %10.1f %16s %16s %16s %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+                "\n",
+                st->node, st->capacity / 1048576.0, st->region_used / 1048576.0,
+                objects(st->objects_sealed, st->bytes_sealed).c_str(),
+                objects(st->objects_creating, st->bytes_creating).c_str(),
+                objects(st->objects_spilled, st->bytes_spilled).c_str(), st->hits,
+                st->misses, st->evictions + st->spills);
   }
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 
 #include "control/daemon/daemon.h"
 #include "quiver/memory/cluster_config.h"
+#include "store/daemon/store_service.h"
 
 namespace quiver::control::daemon {
 
@@ -18,12 +19,20 @@ int Usage(const char* program) {
       stderr,
       "usage: %s --config FILE --id N [--max-malloc SIZE] [--malloc-rate N]\n"
       "          [--heartbeat-ms MS] [--io-threads N] [--cpus LIST]\n"
+      "          [--store-high PCT] [--store-low PCT] [--store-capacity SIZE]\n"
+      "          [--store-spill DIR]\n"
       "  runs the Quiver node daemon of node N of the cluster FILE\n"
       "  --max-malloc    largest single allocation (default: [limits] max_malloc)\n"
       "  --malloc-rate   allocations per second per session (default: [limits])\n"
       "  --heartbeat-ms  interval of the heartbeats to peers (default 100)\n"
       "  --io-threads    threads serving connections (default: one per two CPUs)\n"
-      "  --cpus          run on these CPUs only (e.g. 0,1)\n",
+      "  --cpus          run on these CPUs only (e.g. 0,1)\n"
+      "  --store-high    object store: evict when a Create would pass this %% of\n"
+      "                  its capacity (default 95)\n"
+      "  --store-low     ... down to this %% (default 85)\n"
+      "  --store-capacity bytes of the region the store may fill (default: all)\n"
+      "  --store-spill   evicted objects are written here (created 0700) and read\n"
+      "                  back on Get, instead of being dropped\n",
       program);
   return 2;
 }
@@ -49,6 +58,7 @@ bool ParseCount(const std::string& text, long long lo, long long hi, long long* 
 
 int DaemonMain(int argc, char** argv) {
   DaemonOptions o;
+  store::StoreServiceOptions store;
   bool have_config = false, have_id = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -97,12 +107,29 @@ int DaemonMain(int argc, char** argv) {
         if (comma == std::string::npos) break;
         pos = comma + 1;
       }
+    } else if (a == "--store-high" || a == "--store-low") {
+      if (!ParseCount(v, 1, 100, &n)) return Bad(a, v, "a percentage in [1, 100]");
+      (a == "--store-high" ? store.limits.high_watermark : store.limits.low_watermark) =
+          static_cast<double>(n) / 100.0;
+    } else if (a == "--store-capacity") {
+      auto size = memory::ParseByteSize(v);
+      if (!size.ok() || *size == 0) return Bad(a, v, "a positive size");
+      store.limits.capacity = *size;
+    } else if (a == "--store-spill") {
+      if (v.empty()) return Bad(a, v, "a directory");
+      store.spill_dir = v;
     } else {
       std::fprintf(stderr, "quiverd: unknown argument '%s'\n", a.c_str());
       return Usage(argv[0]);
     }
   }
   if (!have_config || !have_id) return Usage(argv[0]);
+  if (store.limits.low_watermark > store.limits.high_watermark) {
+    std::fprintf(stderr, "quiverd: --store-low (%.0f%%) is above --store-high (%.0f%%)\n",
+                 store.limits.low_watermark * 100, store.limits.high_watermark * 100);
+    return 2;
+  }
+  o.services.push_back(store::StoreServiceSpec(store));
   return RunDaemon(o);
 }
 

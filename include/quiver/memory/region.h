@@ -56,6 +56,11 @@ static_assert(sizeof(RegionHeader) == 176, "RegionHeader layout is part of the f
 constexpr uint64_t kRegionMagic = 0x4E4F494745525651ULL;  // "QVREGION" little-endian
 constexpr uint32_t kRegionVersion = 1;
 constexpr uint64_t kRegionHeaderBytes = 4096;  // the header owns the first page
+// In the rest of the header page: a 64-bit counter the owner's object store
+// increments whenever an object there stops being readable (deleted,
+// evicted, spilled), so that clients know when pins they cache for repeated
+// Gets are stale (docs/region-format.md, docs/store.md).
+constexpr uint64_t kStoreEpochOffset = 512;
 
 enum class RegionState : uint32_t { kInitializing = 1, kReady = 2, kClosed = 3 };
 

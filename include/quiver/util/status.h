@@ -34,6 +34,7 @@ enum class StatusCode : char {
   kFailedPrecondition = 16,  // the object is in a state that forbids the call
   kDeadlineExceeded = 17,
   kUnauthenticated = 18,
+  kObjectLost = 19,  // the object's home node is down (its message names the node)
 };
 
 // Human-readable name of a code ("Invalid", "IOError", ...).
@@ -127,6 +128,10 @@ class [[nodiscard]] Status {
   static Status Unauthenticated(Args&&... args) {
     return FromArgs(StatusCode::kUnauthenticated, std::forward<Args>(args)...);
   }
+  template <typename... Args>
+  static Status ObjectLost(Args&&... args) {
+    return FromArgs(StatusCode::kObjectLost, std::forward<Args>(args)...);
+  }
   // An IOError carrying errno's text: "<context>: <strerror> (errno N)".
   static Status FromErrno(int errnum, std::string_view context);
 
@@ -148,6 +153,7 @@ class [[nodiscard]] Status {
   bool IsFailedPrecondition() const { return code() == StatusCode::kFailedPrecondition; }
   bool IsDeadlineExceeded() const { return code() == StatusCode::kDeadlineExceeded; }
   bool IsUnauthenticated() const { return code() == StatusCode::kUnauthenticated; }
+  bool IsObjectLost() const { return code() == StatusCode::kObjectLost; }
 
   // "OK" or "<CodeName>: <message>".
   std::string ToString() const;

@@ -229,22 +229,24 @@ Result<Allocation> Catalogue::Allocate(SessionId session, uint64_t size,
   const uint32_t who = s->info.identity.node;
   NodeAccount& account = nodes_[who];
   const auto now = now_();
-  if (!s->bucket.Take(static_cast<double>(limits_.malloc_rate), now)) {
+  const bool system = s->info.system;
+  if (system) {
+    // No quota or rate: only the region's own size limits it.
+  } else if (!s->bucket.Take(static_cast<double>(limits_.malloc_rate), now)) {
     return Status::OutOfMemory("session of ", Who(s->info),
                                " exceeds the allocation rate limit of ",
                                limits_.malloc_rate, " per second");
   }
-  if (!account.bucket.Take(static_cast<double>(limits_.node_malloc_rate), now)) {
+  if (system) {
+  } else if (!account.bucket.Take(static_cast<double>(limits_.node_malloc_rate), now)) {
     return Status::OutOfMemory("clients of node ", who,
                                " exceed the allocation rate limit of ",
                                limits_.node_malloc_rate, " per second");
-  }
-  if (s->held + padded > limits_.session_quota) {
+  } else if (s->held + padded > limits_.session_quota) {
     return Status::OutOfMemory("session of ", Who(s->info), " holds ", s->held,
                                " bytes at node ", node_, "; ", padded,
                                " more would exceed its quota of ", limits_.session_quota);
-  }
-  if (account.bytes + padded > limits_.node_quota) {
+  } else if (account.bytes + padded > limits_.node_quota) {
     return Status::OutOfMemory(
         "clients of node ", who, " hold ", account.bytes, " bytes at node ", node_, "; ",
         padded, " more would exceed the node quota of ", limits_.node_quota);
@@ -256,10 +258,11 @@ Result<Allocation> Catalogue::Allocate(SessionId session, uint64_t size,
   o = Object{};
   o.size = padded;
   o.creator_node = who;
+  o.charged = !system;
   o.creator = session;
   s->created.insert(address);
   s->held += padded;
-  account.bytes += padded;
+  if (o.charged) account.bytes += padded;
   return Allocation{address, padded};
 }
 
@@ -310,7 +313,7 @@ Result<Allocation> Catalogue::Reallocate(SessionId session, uint64_t address,
   }
   objects_[moved] = o;
   s->held = s->held - old + padded;
-  account.bytes = account.bytes - old + padded;
+  if (o.charged) account.bytes = account.bytes - old + padded;
   return Allocation{moved, padded};
 }
 
@@ -564,8 +567,10 @@ void Catalogue::MaybeFreeLocked(uint64_t address) {
 void Catalogue::FreeLocked(uint64_t address) {
   auto it = objects_.find(address);
   if (it == objects_.end()) return;
-  NodeAccount& account = nodes_[it->second.creator_node];
-  account.bytes -= std::min(account.bytes, it->second.size);
+  if (it->second.charged) {
+    NodeAccount& account = nodes_[it->second.creator_node];
+    account.bytes -= std::min(account.bytes, it->second.size);
+  }
   freed_bytes_ += it->second.size;
   objects_.erase(it);
   // The allocator refuses only pointers that are not live allocations,

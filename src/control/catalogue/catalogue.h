@@ -55,6 +55,10 @@ struct SessionInfo {
   bool local = false;     // over the node's Unix socket
   int32_t pid = 0;        // informational
   std::string address;    // informational
+  // A service of this daemon acting for the cluster (the object store
+  // reading a spilled object back): no quota or rate applies, and what it
+  // allocates is charged to no node's clients.
+  bool system = false;
 };
 
 // The limits of one region, resolved to bytes (memory::ClusterLimits).
@@ -172,6 +176,7 @@ class Catalogue {
   struct Object {
     uint64_t size = 0;
     uint32_t creator_node = 0;
+    bool charged = true;    // counted in creator_node's account
     SessionId creator = 0;  // 0: nobody holds the creator reference
     bool sealed = false;
     bool record = false;

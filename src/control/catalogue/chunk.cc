@@ -12,15 +12,6 @@ constexpr uint32_t kFlagExplicit = 1, kFlagLocal = 2;
 constexpr size_t kFixedBytes = 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 4;
 constexpr size_t kMaxOwners = 65535;
 
-uint64_t Fnv1a(std::string_view bytes) {
-  uint64_t h = 0xCBF29CE484222325ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001B3ULL;
-  }
-  return h;
-}
-
 template <typename T>
 void Put(std::string* out, T v) {
   char b[sizeof(T)];
@@ -90,6 +81,22 @@ std::string EncodeChunkRecord(const ChunkMeta& c) {
   out += c.descriptor;
   Put<uint64_t>(&out, Fnv1a(out));
   return out;
+}
+
+uint64_t Fnv1a(std::string_view bytes) {
+  uint64_t h = 0xCBF29CE484222325ULL;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001B3ULL;
+  }
+  return h;
+}
+
+bool IsChunkRecord(std::string_view bytes) {
+  uint64_t magic = 0;
+  if (bytes.size() < sizeof(magic)) return false;
+  std::memcpy(&magic, bytes.data(), sizeof(magic));
+  return magic == kRecordMagic;
 }
 
 Result<ChunkMeta> DecodeChunkRecord(std::string_view bytes) {

@@ -40,5 +40,10 @@ std::string EncodeChunkRecord(const ChunkMeta& chunk);
 // Checks magic, version, every length against the bytes, the name, and the
 // checksum; never reads outside `bytes`.
 Result<ChunkMeta> DecodeChunkRecord(std::string_view bytes);
+// The checksum region records end with (64-bit FNV-1a of what precedes it).
+uint64_t Fnv1a(std::string_view bytes);
+// Whether `bytes` start with the chunk record's magic (a record with
+// another magic belongs to someone else).
+bool IsChunkRecord(std::string_view bytes);
 
 }  // namespace quiver::control

@@ -282,9 +282,14 @@ Status Directory::Replace(uint32_t home, std::vector<ChunkMeta> chunks) {
   return first;
 }
 
-Status Directory::LoadRecords(const std::vector<FoundRecord>& records) {
+Status Directory::LoadRecords(const std::vector<FoundRecord>& records,
+                              std::vector<FoundRecord>* others) {
   Status first;
   for (const auto& r : records) {
+    if (others != nullptr && !IsChunkRecord(r.bytes)) {
+      others->push_back(r);
+      continue;
+    }
     auto meta = DecodeChunkRecord(r.bytes);
     Status st = meta.status();
     if (st.ok()) {

@@ -82,7 +82,10 @@ class Directory {
   // Records found in this node's region after a take-over: registered
   // (homed here: authoritative; elsewhere: until the home says otherwise).
   // Corrupt records, and records whose objects are gone, are freed.
-  Status LoadRecords(const std::vector<FoundRecord>& records);
+  // With `others`, records that are not chunk records (another magic: a
+  // service's, control/daemon/service.h) are left there instead.
+  Status LoadRecords(const std::vector<FoundRecord>& records,
+                     std::vector<FoundRecord>* others = nullptr);
 
   std::vector<ChunkMeta> Lookup(const std::string& name) const;  // by first_row
   std::vector<ChunkMeta> HomedAt(uint32_t home) const;

@@ -48,18 +48,25 @@ ClusterStatus FromWire(const wire::StatusReply& reply) {
   return out;
 }
 
-Result<ClusterStatus> QueryClusterStatus(const memory::NodeConfig& node, int timeout_ms) {
+Result<std::unique_ptr<rpc::Channel>> DialAdmin(const memory::NodeConfig& node,
+                                                int timeout_ms,
+                                                const std::string& program) {
   if (node.socket.empty()) {
     return Status::Invalid("node ", node.id, " has no local socket to ask");
   }
   QUIVER_ASSIGN_OR_RAISE(auto channel, rpc::DialUnix(node.socket, timeout_ms));
   wire::OpenSessionRequest open;
   open.set_pid(static_cast<int32_t>(getpid()));
-  open.set_program("quiver status");
+  open.set_program(program);
   QUIVER_RETURN_NOT_OK(channel
                            ->Call(rpc::MethodByte(rpc::Method::kOpenSession),
                                   open.SerializeAsString(), timeout_ms)
                            .status());
+  return channel;
+}
+
+Result<ClusterStatus> QueryClusterStatus(const memory::NodeConfig& node, int timeout_ms) {
+  QUIVER_ASSIGN_OR_RAISE(auto channel, DialAdmin(node, timeout_ms, "quiver status"));
   wire::StatusRequest req;
   QUIVER_ASSIGN_OR_RAISE(std::string bytes,
                          channel->Call(rpc::MethodByte(rpc::Method::kStatus),

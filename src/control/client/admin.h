@@ -2,6 +2,10 @@
 // Unix socket, without mapping any region (it works while nodes are down).
 #pragma once
 
+#include <memory>
+#include <string>
+
+#include "control/rpc/channel.h"
 #include "control/rpc/wire.h"
 #include "quiver/client.h"
 #include "quiver/memory/cluster_config.h"
@@ -9,6 +13,12 @@
 namespace quiver::control::client {
 
 Result<ClusterStatus> QueryClusterStatus(const memory::NodeConfig& node, int timeout_ms);
+
+// A session with `node`'s daemon over its Unix socket, for a tool named
+// `program` (it shows in the daemon's log); maps nothing.
+Result<std::unique_ptr<rpc::Channel>> DialAdmin(const memory::NodeConfig& node,
+                                                int timeout_ms,
+                                                const std::string& program);
 
 // The public structs of the protocol's status messages.
 TableInfo FromWire(const wire::TableInfo& table);

@@ -45,7 +45,7 @@ void ScheduleLeaseCheck(Node* node) {
 // within the grace period is freed.
 Status Recover(Node* node) {
   QUIVER_ASSIGN_OR_RAISE(auto records, node->catalogue->Recover());
-  Status st = node->directory->LoadRecords(records);
+  Status st = node->directory->LoadRecords(records, &node->service_records);
   if (!st.ok())
     Log("some chunk records were unusable and freed: %s", st.ToString().c_str());
   const auto stats = node->catalogue->Stats();
@@ -114,7 +114,8 @@ Status Start(Node* node, const DaemonOptions& o) {
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   eo.cluster = cfg.name;
   eo.max_connections = cfg.limits.max_connections;
-  node->engine = std::make_unique<rpc::Engine>(eo, MakeHandlers(node));
+  QUIVER_ASSIGN_OR_RAISE(auto handlers, MakeHandlers(node));
+  node->engine = std::make_unique<rpc::Engine>(eo, std::move(handlers));
   node->waiters =
       std::make_unique<Waiters>(&node->engine->timers(), cfg.limits.max_waiting_calls);
   node->workers = std::make_unique<WorkerPool>(std::max(1, o.worker_threads), 64);
@@ -130,6 +131,17 @@ Status Start(Node* node, const DaemonOptions& o) {
   node->peers = std::make_unique<Peers>(
       &node->config, o.node, node->engine.get(), &*node->tls_client,
       node->directory.get(), self, [node] { node->Changed(); }, po);
+  for (const auto& spec : o.services) {
+    auto made = spec.make(*node);
+    if (!made.ok()) return made.status().WithContext("starting the " + spec.name);
+    node->services.push_back(std::move(*made));
+  }
+  for (const auto& s : node->services) s->ClaimRecords(&node->service_records);
+  if (!node->service_records.empty()) {
+    Log("freed %zu records no service claimed", node->service_records.size());
+    for (const auto& r : node->service_records) node->catalogue->FreeRecord(r.address);
+    node->service_records.clear();
+  }
 
   QUIVER_RETURN_NOT_OK(node->engine->ListenTcp(node->self->control, &*node->tls_server));
   if (!node->self->socket.empty()) {
@@ -147,6 +159,7 @@ Status Start(Node* node, const DaemonOptions& o) {
 void Shutdown(Node* node) {
   if (node->stopping.exchange(true)) return;
   Log("shutting down");
+  for (auto& s : node->services) s->Stopping();
   if (node->peers) node->peers->Stop();
   if (node->waiters)
     node->waiters->FailAll(Status::Unavailable("the daemon is stopping"));

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "control/daemon/service.h"
 #include "quiver/util/result.h"
 
 namespace quiver::control::daemon {
@@ -30,6 +31,8 @@ struct DaemonOptions {
   // Overrides of the cluster config's [limits] (0: the config's value).
   uint64_t max_malloc_bytes = 0;
   uint64_t malloc_rate = 0;
+  // Services of higher layers (the object store), in this order.
+  std::vector<ServiceSpec> services;
 };
 
 // Runs a daemon until SIGTERM or SIGINT. Returns the process exit code.

@@ -17,17 +17,18 @@ namespace {
 
 using rpc::Method;
 
-enum Role : uint8_t { kLocalClient = 1, kRemoteClient = 2, kDaemon = 4 };
-constexpr uint8_t kClients = kLocalClient | kRemoteClient;
-constexpr uint8_t kAnyone = kClients | kDaemon;
-
 struct Route {
   Handler handler = nullptr;
   uint8_t roles = 0;
 };
 
-std::array<Route, 256> MakeRoutes() {
-  std::array<Route, 256> r{};
+using Routes = std::array<Route, 256>;
+
+// The control plane's methods, then the services' (which may not take one).
+Result<std::shared_ptr<const Routes>> MakeRoutes(
+    const std::vector<ServiceSpec>& services) {
+  auto routes = std::make_shared<Routes>();
+  Routes& r = *routes;
   auto add = [&](Method m, Handler h, uint8_t roles) {
     r[rpc::MethodByte(m)] = {h, roles};
   };
@@ -57,12 +58,16 @@ std::array<Route, 256> MakeRoutes() {
   add(Method::kReplicaRemove, HandleReplicaRemove, kDaemon);
   add(Method::kReplicaSync, HandleReplicaSync, kDaemon);
   add(Method::kStateUpdate, HandleStateUpdate, kDaemon);
-  return r;
-}
-
-const std::array<Route, 256>& Routes() {
-  static const std::array<Route, 256> routes = MakeRoutes();
-  return routes;
+  for (const auto& s : services) {
+    for (const auto& route : s.routes) {
+      if (r[rpc::MethodByte(route.method)].handler != nullptr) {
+        return Status::Invalid("service ", s.name, " routes method ",
+                               int{rpc::MethodByte(route.method)}, ", which is taken");
+      }
+      add(route.method, route.handler, route.roles);
+    }
+  }
+  return std::shared_ptr<const Routes>(std::move(routes));
 }
 
 uint8_t RoleOf(const ConnectionState& st) {
@@ -106,6 +111,20 @@ const char* MethodName(uint8_t method) {
     QUIVER_METHOD_NAME(ReplicaRemove)
     QUIVER_METHOD_NAME(ReplicaSync)
     QUIVER_METHOD_NAME(StateUpdate)
+    QUIVER_METHOD_NAME(StoreReserve)
+    QUIVER_METHOD_NAME(StoreUnreserve)
+    QUIVER_METHOD_NAME(StoreCreate)
+    QUIVER_METHOD_NAME(StoreSeal)
+    QUIVER_METHOD_NAME(StoreAbort)
+    QUIVER_METHOD_NAME(StoreGet)
+    QUIVER_METHOD_NAME(StoreRelease)
+    QUIVER_METHOD_NAME(StoreDelete)
+    QUIVER_METHOD_NAME(StoreContains)
+    QUIVER_METHOD_NAME(StoreList)
+    QUIVER_METHOD_NAME(StoreEvents)
+    QUIVER_METHOD_NAME(StoreEvict)
+    QUIVER_METHOD_NAME(StoreLocate)
+    QUIVER_METHOD_NAME(StoreStatus)
 #undef QUIVER_METHOD_NAME
   }
   return nullptr;
@@ -115,7 +134,8 @@ const char* MethodName(uint8_t method) {
 
 namespace quiver::control::daemon {
 
-rpc::EngineHandlers MakeHandlers(Node* node) {
+Result<rpc::EngineHandlers> MakeHandlers(Node* node) {
+  QUIVER_ASSIGN_OR_RAISE(auto routes, MakeRoutes(node->options.services));
   rpc::EngineHandlers h;
   h.on_open = [node](const rpc::ConnectionPtr& c) -> Status {
     auto st = std::make_shared<ConnectionState>();
@@ -142,11 +162,11 @@ rpc::EngineHandlers MakeHandlers(Node* node) {
     c->set_context(std::move(st));
     return Status::OK();
   };
-  h.on_request = [node](const rpc::ConnectionPtr& c, const rpc::FrameHeader& f,
-                        std::string_view payload) {
+  h.on_request = [node, routes](const rpc::ConnectionPtr& c, const rpc::FrameHeader& f,
+                                std::string_view payload) {
     auto call = std::make_shared<Call>(c, f.call_id, f.method);
     auto* st = c->context<ConnectionState>();
-    const Route& route = Routes()[f.method];
+    const Route& route = (*routes)[f.method];
     if (st == nullptr) {
       return call->Fail(Status::FailedPrecondition("this link serves no requests"));
     }

@@ -7,6 +7,7 @@
 namespace quiver::control::daemon {
 
 struct Node;
-rpc::EngineHandlers MakeHandlers(Node* node);
+// Fails if two services claim one method.
+Result<rpc::EngineHandlers> MakeHandlers(Node* node);
 
 }  // namespace quiver::control::daemon

@@ -28,8 +28,11 @@ bool PeerMissing(const Status& st) { return st.code() == StatusCode::kUnavailabl
 // caller, a process of node `caller`, does it for its own node when the
 // answer arrives; this daemon does it for its node (unless that is the
 // caller's) and asks every other node's daemon at once.
-void FlushEverywhere(Node& node, BufferRange range, uint32_t caller,
-                     std::function<void(Status)> done) {
+}  // namespace
+
+void Node::FlushEverywhere(BufferRange range, uint32_t caller,
+                           std::function<void(Status)> done) {
+  Node& node = *this;
   auto others = [&node, range, caller, done = std::move(done)](Status st) {
     if (!st.ok()) return done(st);
     std::vector<uint32_t> rest;
@@ -56,8 +59,6 @@ void FlushEverywhere(Node& node, BufferRange range, uint32_t caller,
   node.FlushThen({range}, std::move(others));
 }
 
-}  // namespace
-
 void Node::FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)> done) {
   uint64_t total = 0;
   for (const auto& r : ranges) total += r.length;
@@ -80,17 +81,17 @@ void Node::FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)
 // its own) and replies with it; on failure runs `undo` and says `what`.
 void ReplyWithPrepared(Node& node, const CallPtr& call, Allocation got, const char* what,
                        std::function<void()> undo) {
-  FlushEverywhere(node, {got.address, got.size}, call->state().info.identity.node,
-                  [call, got, what, undo = std::move(undo)](Status st) {
-                    if (!st.ok()) {
-                      if (undo) undo();
-                      return call->Fail(st.WithContext(what));
-                    }
-                    wire::MallocReply rep;
-                    rep.set_address(got.address);
-                    rep.set_size(got.size);
-                    call->Reply(rep);
-                  });
+  node.FlushEverywhere({got.address, got.size}, call->state().info.identity.node,
+                       [call, got, what, undo = std::move(undo)](Status st) {
+                         if (!st.ok()) {
+                           if (undo) undo();
+                           return call->Fail(st.WithContext(what));
+                         }
+                         wire::MallocReply rep;
+                         rep.set_address(got.address);
+                         rep.set_size(got.size);
+                         call->Reply(rep);
+                       });
 }
 
 void HandleMalloc(Node& node, const CallPtr& call, std::string_view payload) {

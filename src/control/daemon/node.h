@@ -47,6 +47,11 @@ struct Node {
   std::unique_ptr<Waiters> waiters;
   std::unique_ptr<WorkerPool> workers;
 
+  std::vector<std::unique_ptr<Service>> services;  // options.services, made
+  // Records found at take-over that are not chunk records, until the
+  // services have claimed theirs.
+  std::vector<FoundRecord> service_records;
+
   std::atomic<uint64_t> flags{0};  // this node's state word (barriers)
   std::atomic<bool> stopping{false};
 
@@ -58,9 +63,20 @@ struct Node {
   // Flushes [address, +length) from this process's caches; large ranges go
   // to a worker so an I/O thread is never busy for milliseconds.
   void FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)> done);
+  // Protocol step 2 for a new range before it is handed out: every node
+  // drops it from its caches (`caller`'s node does its own when the answer
+  // arrives); `done` gets the first failure.
+  void FlushEverywhere(BufferRange range, uint32_t caller,
+                       std::function<void(Status)> done);
+  // The service of type T, or null.
+  template <typename T>
+  T* service() const {
+    for (const auto& s : services) {
+      if (auto* t = dynamic_cast<T*>(s.get())) return t;
+    }
+    return nullptr;
+  }
 };
-
-using Handler = void (*)(Node&, const CallPtr&, std::string_view payload);
 
 // session_service.cc
 void HandleOpenSession(Node&, const CallPtr&, std::string_view);

@@ -89,6 +89,7 @@ void CloseSession(Node& node, const rpc::ConnectionPtr& conn, const Status& why)
   DropUploads(node, *st);
   node.directory->SessionEnded(st->session);
   const auto released = node.catalogue->CloseSession(st->session);
+  for (auto& s : node.services) s->SessionClosed(st->session);
   if (released.objects_freed || released.pins_released) {
     Log("session of %s ended (%s): freed %u objects (%llu bytes), released %u pins",
         Who(*st).c_str(), why.ok() ? "closed" : why.message().c_str(),

@@ -51,7 +51,7 @@ std::string EncodeError(const Status& status) {
 Status DecodeError(std::string_view payload) {
   if (payload.empty()) return Status::IOError("the peer sent an empty error frame");
   const auto code = static_cast<uint8_t>(payload[0]);
-  if (code == 0 || code > static_cast<uint8_t>(StatusCode::kUnauthenticated)) {
+  if (code == 0 || code > static_cast<uint8_t>(StatusCode::kObjectLost)) {
     return Status::IOError("the peer sent an error frame with unknown code ",
                            static_cast<int>(code));
   }

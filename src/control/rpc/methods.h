@@ -37,6 +37,21 @@ enum class Method : uint8_t {
   kSyncWait = 42,       // SyncWaitRequest -> Empty
   kWaitAllOnline = 43,  // WaitAllOnlineRequest -> Empty
 
+  // The object store (proto/quiver/store.proto), served by the store
+  // layer's service (src/store/daemon/).
+  kStoreCreate = 70,    // StoreCreateRequest -> StoreCreateReply, at the home
+  kStoreSeal = 71,      // StoreIdsRequest -> Empty, at the home
+  kStoreAbort = 72,     // StoreIdsRequest -> Empty, at the home
+  kStoreGet = 73,       // StoreGetRequest -> StoreGetReply, at the home
+  kStoreRelease = 74,   // StoreReleaseRequest -> Empty, at the home
+  kStoreDelete = 75,    // StoreIdsRequest -> StoreDeleteReply, at the home
+  kStoreContains = 76,  // StoreIdsRequest -> StoreContainsReply, at the home
+  kStoreList = 77,      // Empty -> StoreListReply, objects homed there
+  kStoreEvents = 78,    // StoreEventsRequest -> StoreEventsReply, at a home
+  kStoreEvict = 79,     // StoreEvictRequest -> StoreEvictReply
+  kStoreLocate = 80,    // StoreLocateRequest -> StoreLocateReply, at the directory node
+  kStoreStatus = 81,    // Empty -> StoreStatusReply
+
   // Daemon to daemon.
   kHeartbeat = 60,      // HeartbeatRequest -> HeartbeatReply
   kFlush = 61,          // FlushRequest -> Empty
@@ -44,6 +59,8 @@ enum class Method : uint8_t {
   kReplicaRemove = 63,  // ReplicaRemoveRequest -> Empty
   kReplicaSync = 64,    // ReplicaSyncRequest -> ReplicaSyncReply (by pages)
   kStateUpdate = 65,    // StateUpdate -> Empty
+  kStoreReserve = 66,   // StoreReserveRequest -> StoreReserveReply, at the directory node
+  kStoreUnreserve = 67,  // StoreIdsRequest -> Empty, at the directory node
 };
 
 inline uint8_t MethodByte(Method m) { return static_cast<uint8_t>(m); }

@@ -2,22 +2,33 @@
 //
 //   cluster_actor --config F --node N [--alloc NODE:BYTES]... [--seal]
 //                 [--publish NAME --rows R [--owner NODE]] [--get NAME]
+//                 [--store-create NAME:BYTES[:NODE]]...
 //
 // It connects as a client of node N, makes the allocations (printing
 // "allocated NODE ADDRESS"), seals them if asked, publishes an int64 table
-// of R rows (0..R-1) built in NODE's memory, gets a table and holds it, then
+// of R rows (0..R-1) built in NODE's memory, gets a table and holds it,
+// creates store objects named NAME (ObjectId::FromName) without sealing them
+// ("store-created NAME HOME"), then
 // prints "ready" and waits: "sum" on stdin sums what it got again ("resum
 // sums=..."), "close" calls Client::Close, end of input exits normally. A
-// test kills it wherever it likes.
+// test kills it wherever it likes. Object store commands on stdin answer
+// one line each, "reply ok ..." or "reply err <Code>: <message>":
+//   create NAME BYTES SEED [NODE]   (writes the pattern of SEED)
+//   seal|abort|release|delete|contains NAME
+//   put NAME TEXT                   (CreateAndSeal, metadata "m")
+//   get NAME TIMEOUT_MS SEED        ("reply ok HOME intact|corrupt"; held)
+//   table NAME                      (GetTable: "reply ok rows=R sum=S")
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "quiver/client.h"
 #include "quiver/columnar/builder.h"
+#include "quiver/store.h"
 
 using namespace quiver;
 
@@ -27,6 +38,88 @@ int Die(const std::string& what, const Status& st) {
   std::printf("error %s: %s\n", what.c_str(), st.ToString().c_str());
   std::fflush(stdout);
   return 1;
+}
+
+uint8_t Pattern(uint64_t i, uint8_t seed) { return static_cast<uint8_t>(i * 31 + seed); }
+
+std::string Err(const Status& st) {
+  return std::string("err ") + StatusCodeName(st.code()) + ": " + st.message();
+}
+
+int64_t Sum(const Table& t);
+
+// One object store command (see the top of the file).
+std::string StoreCommand(store::ObjectStore& objects, const std::string& line,
+                         std::vector<store::ObjectBuffer>* held) {
+  std::istringstream in(line);
+  std::string verb, name;
+  in >> verb >> name;
+  const auto id = store::ObjectId::FromName(name);
+  if (verb == "create") {
+    uint64_t bytes = 0;
+    int seed = 0;
+    in >> bytes >> seed;
+    store::CreateOptions where;
+    uint32_t node = 0;
+    if (in >> node) where.node = node;
+    auto buf = objects.Create(id, bytes, "m", where);
+    if (!buf.ok()) return Err(buf.status());
+    for (uint64_t i = 0; i < bytes; ++i) {
+      (*buf)->mutable_data()[i] = Pattern(i, static_cast<uint8_t>(seed));
+    }
+    return "ok";
+  }
+  if (verb == "put") {
+    std::string text;
+    in >> text;
+    Status st = objects.CreateAndSeal(id, text, "m");
+    return st.ok() ? "ok" : Err(st);
+  }
+  if (verb == "get") {
+    int64_t timeout = 0;
+    int seed = 0;
+    in >> timeout >> seed;
+    auto r = objects.Get({id}, timeout);
+    if (!r.ok()) return Err(r.status());
+    auto& o = (*r)[0];
+    if (!o.status.ok()) return Err(o.status);
+    bool intact = true;
+    for (int64_t i = 0; i < o.data->size(); ++i) {
+      intact = intact && o.data->data()[i] == Pattern(i, static_cast<uint8_t>(seed));
+    }
+    held->push_back(o);
+    return "ok " + std::to_string(o.home) + (intact ? " intact" : " corrupt");
+  }
+  if (verb == "table") {
+    auto t = objects.GetTable(id, 1000);
+    if (!t.ok()) return Err(t.status());
+    return "ok rows=" + std::to_string((*t)->num_rows()) +
+           " sum=" + std::to_string(Sum(**t));
+  }
+  if (verb == "contains") {
+    auto r = objects.Contains(id);
+    if (!r.ok()) return Err(r.status());
+    return *r ? "ok true" : "ok false";
+  }
+  Status st;
+  if (verb == "seal") {
+    st = objects.Seal(id);
+  } else if (verb == "abort") {
+    st = objects.Abort(id);
+  } else if (verb == "release") {
+    st = objects.Release(id);
+    for (auto it = held->begin(); it != held->end(); ++it) {
+      if (it->id == id) {
+        held->erase(it);
+        break;
+      }
+    }
+  } else if (verb == "delete") {
+    st = objects.Delete({id});
+  } else {
+    return "err Invalid: unknown command " + verb;
+  }
+  return st.ok() ? "ok" : Err(st);
 }
 
 int64_t Sum(const Table& t) {
@@ -46,6 +139,7 @@ int main(int argc, char** argv) {
   int64_t rows = 1000;
   bool seal = false;
   std::vector<std::pair<uint32_t, uint64_t>> allocs;
+  std::vector<std::string> creates;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const std::string v = i + 1 < argc ? argv[i + 1] : "";
@@ -66,6 +160,8 @@ int main(int argc, char** argv) {
       publish = v;
     } else if (a == "--get") {
       get = v;
+    } else if (a == "--store-create") {
+      creates.push_back(v);
     } else if (a == "--alloc") {
       const auto colon = v.find(':');
       allocs.emplace_back(static_cast<uint32_t>(std::stoul(v.substr(0, colon))),
@@ -116,11 +212,38 @@ int main(int argc, char** argv) {
     held = *t;
     std::printf("got %s sums=%" PRId64 "\n", get.c_str(), Sum(*held));
   }
+  store::ObjectStore objects(*c);
+  for (const auto& spec : creates) {
+    const auto colon = spec.find(':');
+    const auto colon2 = spec.find(':', colon + 1);
+    const std::string name = spec.substr(0, colon);
+    const uint64_t bytes = std::stoull(spec.substr(colon + 1, colon2 - colon - 1));
+    store::CreateOptions where;
+    if (colon2 != std::string::npos) {
+      where.node = static_cast<uint32_t>(std::stoul(spec.substr(colon2 + 1)));
+    }
+    auto buf = objects.Create(store::ObjectId::FromName(name), bytes, "meta", where);
+    if (!buf.ok()) return Die("store-create", buf.status());
+    std::memset((*buf)->mutable_data(), 0x5A, bytes);
+    auto listed = objects.List();
+    uint32_t home = ~0u;
+    if (listed.ok()) {
+      for (const auto& o : *listed) {
+        if (o.id == store::ObjectId::FromName(name)) home = o.home;
+      }
+    }
+    std::printf("store-created %s %u\n", name.c_str(), home);
+  }
   std::printf("ready\n");
   std::fflush(stdout);
+  std::vector<store::ObjectBuffer> store_held;
   char line[256];
   while (std::fgets(line, sizeof(line), stdin) != nullptr) {
-    if (std::string(line) == "sum\n" && held) {
+    std::string text(line);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text != "sum" && text != "close") {
+      std::printf("reply %s\n", StoreCommand(objects, text, &store_held).c_str());
+    } else if (std::string(line) == "sum\n" && held) {
       std::printf("resum sums=%" PRId64 "\n", Sum(*held));
     } else if (std::string(line) == "close\n") {
       published.reset();

@@ -1,0 +1,215 @@
+#include "store/spill_dir.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace quiver::store {
+
+namespace {
+
+constexpr char kSuffix[] = ".spill";
+constexpr uint64_t kMagic = 0x4C4C495053565551ULL;  // "QUVSPILL", little-endian
+
+struct Trailer {
+  uint64_t magic;
+  uint64_t id_prefix;
+  uint64_t length;
+  uint64_t checksum;
+};
+static_assert(sizeof(Trailer) == 32);
+
+// A checksum fast enough not to slow a spill down (four independent
+// multiply-rotate lanes over 8-byte words), strong enough to catch a
+// truncated, shifted or altered file.
+uint64_t Rotl(uint64_t v, int r) { return (v << r) | (v >> (64 - r)); }
+
+class Checksum {
+ public:
+  // Whole 32-byte blocks (`n` a multiple of 32), in order.
+  void Blocks(const uint8_t* p, uint64_t n) {
+    for (uint64_t i = 0; i < n; i += 32) {
+      for (int l = 0; l < 4; ++l) {
+        uint64_t w;
+        std::memcpy(&w, p + i + 8 * l, 8);
+        lane_[l] = Rotl(lane_[l] + w * k2, 31) * k1;
+      }
+    }
+    total_ += n;
+  }
+  // The last bytes (fewer than 32), and the sum of everything.
+  uint64_t Finish(const uint8_t* p, uint64_t n) const {
+    uint64_t h =
+        Rotl(lane_[0], 1) + Rotl(lane_[1], 7) + Rotl(lane_[2], 12) + Rotl(lane_[3], 18);
+    for (uint64_t i = 0; i < n; ++i) h = Rotl(h ^ (p[i] * k1), 11) * k2;
+    h ^= total_ + n;
+    h ^= h >> 33;
+    h *= k2;
+    h ^= h >> 29;
+    return h;
+  }
+
+ private:
+  static constexpr uint64_t k1 = 0x9E3779B185EBCA87ULL, k2 = 0xC2B2AE3D27D4EB4FULL;
+  uint64_t lane_[4] = {k1 + k2, k2, 0, 0 - k1};
+  uint64_t total_ = 0;
+};
+
+// Files move in pieces of this size: each is summed while it is in the
+// cache, just before it is written or just after it is read.
+constexpr uint64_t kPiece = 1ULL << 20;  // a multiple of 32
+
+// Calls `io` on each piece of [p, p + len) and sums it (before `io` when
+// writing, after when reading); `*sum` is the checksum of the whole.
+template <typename Io>
+Status ByPieces(uint8_t* p, uint64_t len, bool sum_first, uint64_t* sum, Io io) {
+  Checksum c;
+  for (uint64_t at = 0; at < len; at += kPiece) {
+    const uint64_t n = std::min(kPiece, len - at);
+    const uint64_t whole = n - n % 32;  // only the last piece has a tail
+    if (sum_first) c.Blocks(p + at, whole);
+    QUIVER_RETURN_NOT_OK(io(p + at, n));
+    if (!sum_first) c.Blocks(p + at, whole);
+  }
+  const uint64_t tail = len % 32;
+  *sum = c.Finish(p + len - tail, tail);
+  return Status::OK();
+}
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+Status WriteAll(int fd, const uint8_t* p, uint64_t len, const std::string& file) {
+  while (len > 0) {
+    const ssize_t n = ::write(fd, p, std::min<uint64_t>(len, 1ULL << 30));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IOError(Errno("writing spill file " + file));
+    p += n;
+    len -= static_cast<uint64_t>(n);
+  }
+  return Status::OK();
+}
+
+Status ReadAll(int fd, uint8_t* p, uint64_t len, const std::string& file) {
+  while (len > 0) {
+    const ssize_t n = ::read(fd, p, std::min<uint64_t>(len, 1ULL << 30));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError(Errno("reading spill file " + file));
+    if (n == 0)
+      return Status::IOError("spill file ", file, " is shorter than the object");
+    p += n;
+    len -= static_cast<uint64_t>(n);
+  }
+  return Status::OK();
+}
+
+bool IsSpillFile(const char* name) {
+  const size_t n = std::strlen(name), s = sizeof(kSuffix) - 1;
+  return n == 2 * ObjectId::kSize + s && std::strcmp(name + n - s, kSuffix) == 0;
+}
+
+}  // namespace
+
+Result<SpillDir> SpillDir::Open(const std::string& path) {
+  if (path.empty()) return Status::Invalid("the spill directory has an empty path");
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::IOError(Errno("creating spill directory " + path));
+  }
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    return Status::IOError(Errno("spill directory " + path));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return Status::Invalid("spill directory ", path, " is not a directory");
+  }
+  if (st.st_uid != ::geteuid()) {
+    return Status::PermissionDenied("spill directory ", path,
+                                    " belongs to another user: objects written there "
+                                    "would be theirs to read and change");
+  }
+  if ((st.st_mode & 0022) != 0) {
+    return Status::PermissionDenied("spill directory ", path,
+                                    " is writable by others: make it 0700");
+  }
+  SpillDir dir;
+  dir.path_ = path;
+  return dir;
+}
+
+size_t SpillDir::RemoveExcept(const std::set<ObjectId>& keep) const {
+  size_t removed = 0;
+  DIR* d = ::opendir(path_.c_str());
+  if (d == nullptr) return 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (!IsSpillFile(e->d_name)) continue;
+    auto id = ObjectId::FromHex(std::string_view(e->d_name, 2 * ObjectId::kSize));
+    if (id.ok() && keep.count(*id) != 0) continue;
+    if (::unlinkat(::dirfd(d), e->d_name, 0) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
+}
+
+bool SpillDir::Exists(const ObjectId& id) const {
+  struct stat st;
+  return ::lstat(FileOf(id).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string SpillDir::FileOf(const ObjectId& id) const {
+  return path_ + "/" + id.Hex() + kSuffix;
+}
+
+Status SpillDir::Write(const ObjectId& id, const void* data, uint64_t len) const {
+  const std::string file = FileOf(id);
+  const int fd =
+      ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IOError(Errno("creating spill file " + file));
+  auto* p = const_cast<uint8_t*>(static_cast<const uint8_t*>(data));
+  Trailer t{kMagic, id.Prefix(), len, 0};
+  Status st = ByPieces(p, len, /*sum_first=*/true, &t.checksum,
+                       [&](uint8_t* q, uint64_t n) { return WriteAll(fd, q, n, file); });
+  if (st.ok()) st = WriteAll(fd, reinterpret_cast<const uint8_t*>(&t), sizeof(t), file);
+  if (::close(fd) != 0 && st.ok()) st = Status::IOError(Errno("closing " + file));
+  if (!st.ok()) ::unlink(file.c_str());
+  return st;
+}
+
+Status SpillDir::Read(const ObjectId& id, void* out, uint64_t len) const {
+  const std::string file = FileOf(id);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Status::IOError(Errno("opening spill file " + file));
+  struct stat st;
+  Status s;
+  if (::fstat(fd, &st) != 0) {
+    s = Status::IOError(Errno("spill file " + file));
+  } else if (static_cast<uint64_t>(st.st_size) != len + sizeof(Trailer)) {
+    s = Status::IOError("spill file ", file, " has ", st.st_size, " bytes, not the ",
+                        len + sizeof(Trailer), " object ", id.Hex(), " needs");
+  }
+  auto* p = static_cast<uint8_t*>(out);
+  Trailer t{};
+  uint64_t sum = 0;
+  if (s.ok()) {
+    s = ByPieces(p, len, /*sum_first=*/false, &sum,
+                 [&](uint8_t* q, uint64_t n) { return ReadAll(fd, q, n, file); });
+  }
+  if (s.ok()) s = ReadAll(fd, reinterpret_cast<uint8_t*>(&t), sizeof(t), file);
+  ::close(fd);
+  if (!s.ok()) return s;
+  if (t.magic != kMagic || t.id_prefix != id.Prefix() || t.length != len) {
+    return Status::IOError("spill file ", file, " does not hold object ", id.Hex());
+  }
+  if (t.checksum != sum) {
+    return Status::IOError("spill file ", file,
+                           " is corrupt: its checksum does not match");
+  }
+  return Status::OK();
+}
+
+void SpillDir::Remove(const ObjectId& id) const { ::unlink(FileOf(id).c_str()); }
+
+}  // namespace quiver::store

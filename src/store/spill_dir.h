@@ -1,0 +1,49 @@
+// SpillDir: where a node's object store writes sealed objects it evicts
+// (docs/store.md, "Spilling"), one file per object, and reads them back
+// when a Get asks for them.
+//
+// A file holds the object's bytes (data, then metadata) followed by a
+// 32-byte trailer: a magic, the object's id prefix, its length and a
+// 64-bit checksum of the bytes. Restore refuses a file whose trailer does
+// not match, naming the file: a truncated or altered spill never comes
+// back as the object. Files are created 0600 with O_NOFOLLOW in a
+// directory the daemon creates 0700 (or an existing one it owns).
+//
+// Thread-compatible: the ObjectTable calls it under its own mutex.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "quiver/store/object_id.h"
+#include "quiver/util/status.h"
+
+namespace quiver::store {
+
+class SpillDir {
+ public:
+  // Opens `path` (created if missing). Files a previous daemon of this
+  // node left there stay until RemoveExcept.
+  static Result<SpillDir> Open(const std::string& path);
+  // Removes every spill file but those of `keep` (the spilled objects a
+  // restarted daemon found records of); returns how many went.
+  size_t RemoveExcept(const std::set<ObjectId>& keep) const;
+  bool Exists(const ObjectId& id) const;
+
+  // Writes `len` bytes at `data` as object `id`'s file (replacing one of
+  // the same id). On failure nothing is left behind.
+  Status Write(const ObjectId& id, const void* data, uint64_t len) const;
+  // Reads object `id`'s `len` bytes into `out`, checking the trailer.
+  Status Read(const ObjectId& id, void* out, uint64_t len) const;
+  void Remove(const ObjectId& id) const;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string FileOf(const ObjectId& id) const;
+
+  std::string path_;
+};
+
+}  // namespace quiver::store

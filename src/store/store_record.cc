@@ -1,0 +1,75 @@
+#include "store/store_record.h"
+
+#include <cstring>
+
+#include "control/catalogue/chunk.h"
+
+namespace quiver::store {
+
+namespace {
+
+using control::Fnv1a;
+
+constexpr uint64_t kMagic = 0x3145524F54535651ULL;  // "QVSTORE1" little-endian
+constexpr uint32_t kVersion = 1;
+
+template <typename T>
+void Put(std::string* out, T v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+template <typename T>
+T Get(std::string_view bytes, size_t at) {
+  T v;
+  std::memcpy(&v, bytes.data() + at, sizeof(v));
+  return v;
+}
+
+}  // namespace
+
+std::string EncodeStoreRecord(const StoreRecord& r) {
+  std::string out;
+  out.reserve(kStoreRecordSize);
+  Put<uint64_t>(&out, kMagic);
+  Put<uint32_t>(&out, kVersion);
+  Put<uint32_t>(&out, 0);
+  out += r.id.Binary();
+  Put<uint64_t>(&out, r.address);
+  Put<uint64_t>(&out, r.data_size);
+  Put<uint64_t>(&out, r.metadata_size);
+  Put<uint64_t>(&out, Fnv1a(out));
+  return out;
+}
+
+bool IsStoreRecord(std::string_view bytes) {
+  return bytes.size() >= sizeof(kMagic) && Get<uint64_t>(bytes, 0) == kMagic;
+}
+
+Result<StoreRecord> DecodeStoreRecord(std::string_view bytes) {
+  auto bad = [](const std::string& why) {
+    return Status::Invalid("object store record: ", why);
+  };
+  if (bytes.size() != kStoreRecordSize) {
+    return bad(std::to_string(bytes.size()) + " bytes, not " +
+               std::to_string(kStoreRecordSize));
+  }
+  if (!IsStoreRecord(bytes)) return bad("bad magic");
+  if (Get<uint32_t>(bytes, 8) != kVersion) {
+    return bad("version " + std::to_string(Get<uint32_t>(bytes, 8)) + " is unknown");
+  }
+  if (Get<uint32_t>(bytes, 12) != 0) return bad("reserved bytes are not zero");
+  const size_t body = kStoreRecordSize - 8;
+  if (Get<uint64_t>(bytes, body) != Fnv1a(bytes.substr(0, body))) {
+    return bad("checksum mismatch");
+  }
+  StoreRecord r;
+  QUIVER_ASSIGN_OR_RAISE(r.id, ObjectId::FromBinary(bytes.substr(16, ObjectId::kSize)));
+  if (r.id.nil()) return bad("the nil id");
+  r.address = Get<uint64_t>(bytes, 36);
+  r.data_size = Get<uint64_t>(bytes, 44);
+  r.metadata_size = Get<uint64_t>(bytes, 52);
+  if (r.data_size > UINT64_MAX - r.metadata_size) return bad("sizes overflow");
+  return r;
+}
+
+}  // namespace quiver::store

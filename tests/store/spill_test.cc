@@ -1,0 +1,256 @@
+// Spilling (store/spill_dir.h, ObjectTable with a spill directory): files
+// that come back bit-identical or not at all, directories no one else can
+// write, and eviction that spills instead of dropping.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/status_macros.h"
+#include "common/test_region.h"
+#include "store/object_table.h"
+#include "store/spill_dir.h"
+
+namespace quiver::store {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char path[] = "/tmp/quiver-spill-test-XXXXXX";
+    EXPECT_NE(mkdtemp(path), nullptr);
+    path_ = path;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 131 + seed);
+  return v;
+}
+
+TEST(SpillDirTest, WritesAndReadsBackBitIdentical) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/spill";
+  ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(dir));
+  struct stat st;
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  for (size_t n :
+       {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{1} << 20}) {
+    const ObjectId id = ObjectId::FromRandom();
+    const auto in = Bytes(n, static_cast<uint8_t>(n));
+    ASSERT_OK(spill.Write(id, in.data(), n));
+    std::vector<uint8_t> out(n, 0xEE);
+    ASSERT_OK(spill.Read(id, out.data(), n));
+    EXPECT_EQ(in, out) << n;
+    spill.Remove(id);
+    EXPECT_FALSE(spill.Read(id, out.data(), n).ok());
+  }
+}
+
+TEST(SpillDirTest, ADamagedFileNeverComesBackAsTheObject) {
+  TempDir tmp;
+  ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(tmp.path()));
+  const ObjectId id = ObjectId::FromName("victim");
+  const auto in = Bytes(100000, 3);
+  const std::string file = tmp.path() + "/" + id.Hex() + ".spill";
+  std::vector<uint8_t> out(in.size());
+
+  ASSERT_OK(spill.Write(id, in.data(), in.size()));
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5000);
+    f.put('\x01');
+  }
+  Status st = spill.Read(id, out.data(), out.size());
+  EXPECT_TRUE(st.IsIOError());
+  EXPECT_NE(st.message().find("corrupt"), std::string::npos) << st.ToString();
+
+  ASSERT_OK(spill.Write(id, in.data(), in.size()));
+  ASSERT_EQ(truncate(file.c_str(), 50000), 0);
+  st = spill.Read(id, out.data(), out.size());
+  EXPECT_TRUE(st.IsIOError());
+  EXPECT_NE(st.message().find(file), std::string::npos) << st.ToString();
+
+  // Another object's file under this id's name.
+  const ObjectId other = ObjectId::FromName("other");
+  ASSERT_OK(spill.Write(other, in.data(), in.size()));
+  std::filesystem::rename(tmp.path() + "/" + other.Hex() + ".spill", file);
+  st = spill.Read(id, out.data(), out.size());
+  EXPECT_NE(st.message().find("does not hold object"), std::string::npos)
+      << st.ToString();
+
+  // A planted symlink is neither followed on write nor on read.
+  const std::string target = tmp.path() + "/target";
+  { std::ofstream(target) << "precious"; }
+  std::filesystem::remove(file);
+  std::filesystem::create_symlink(target, file);
+  EXPECT_FALSE(spill.Write(id, in.data(), in.size()).ok());
+  EXPECT_FALSE(spill.Read(id, out.data(), out.size()).ok());
+  std::ifstream t(target);
+  std::string text;
+  t >> text;
+  EXPECT_EQ(text, "precious");
+}
+
+TEST(SpillDirTest, RefusesDirectoriesOthersCanWriteAndRemovesFilesNotKept) {
+  TempDir tmp;
+  const std::string open = tmp.path() + "/open";
+  ASSERT_EQ(mkdir(open.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(open.c_str(), 0777), 0);
+  auto r = SpillDir::Open(open);
+  EXPECT_TRUE(r.status().IsPermissionDenied()) << r.status().ToString();
+  const std::string link = tmp.path() + "/link";
+  std::filesystem::create_symlink(tmp.path(), link);
+  EXPECT_TRUE(SpillDir::Open(link).status().IsInvalid());
+  { std::ofstream(tmp.path() + "/file") << "x"; }
+  EXPECT_TRUE(SpillDir::Open(tmp.path() + "/file").status().IsInvalid());
+
+  const std::string dir = tmp.path() + "/spill";
+  {
+    ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(dir));
+    const auto in = Bytes(10, 1);
+    ASSERT_OK(spill.Write(ObjectId::FromName("a"), in.data(), in.size()));
+    ASSERT_OK(spill.Write(ObjectId::FromName("b"), in.data(), in.size()));
+  }
+  { std::ofstream(dir + "/notes.txt") << "kept"; }
+  ASSERT_OK_AND_ASSIGN(SpillDir again, SpillDir::Open(dir));
+  EXPECT_TRUE(again.Exists(ObjectId::FromName("a")));
+  EXPECT_EQ(again.RemoveExcept({ObjectId::FromName("b")}), 1u);
+  EXPECT_FALSE(again.Exists(ObjectId::FromName("a")));
+  EXPECT_TRUE(again.Exists(ObjectId::FromName("b")));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
+}
+
+using control::Catalogue;
+using control::CatalogueLimits;
+using control::testing_region::Client;
+using control::testing_region::kGranule;
+using control::testing_region::Region;
+
+TEST(ObjectTableSpillTest, EvictionSpillsAndGetRestores) {
+  constexpr uint64_t kRegion = 1 << 20;
+  TempDir tmp;
+  Region region(kRegion);
+  Catalogue cat(region.allocator(), 0, kGranule, CatalogueLimits{});
+  ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(tmp.path() + "/spill"));
+  ObjectTable table(&cat, 0, kRegion, StoreLimits{}, std::move(spill));
+  ASSERT_OK_AND_ASSIGN(auto w, cat.OpenSession(Client(0)));
+  ASSERT_OK_AND_ASSIGN(auto r, cat.OpenSession(Client(1)));
+  const uint64_t each = kRegion / 8;
+  std::vector<ObjectId> ids;
+  for (int i = 0; i < 20; ++i) {  // 2.5 regions
+    ids.push_back(ObjectId::FromName("s" + std::to_string(i)));
+    ASSERT_OK_AND_ASSIGN(auto v, table.Create(w, ids.back(), each - 10, 10));
+    const auto bytes = Bytes(each, static_cast<uint8_t>(i));
+    std::memcpy(reinterpret_cast<void*>(v.address), bytes.data(), each);
+    ASSERT_OK(table.Seal(w, ids.back()));
+  }
+  auto c = table.Counters();
+  EXPECT_GT(c.spills, 10u);
+  EXPECT_EQ(c.evictions, 0u);
+  EXPECT_EQ(c.objects_spilled + c.objects_sealed, 20u);
+  EXPECT_LE(cat.Stats().bytes, kRegion);
+  for (const auto& id : ids) EXPECT_TRUE(table.Contains(id)) << id.Hex();
+  // Every one back, several per Get: a restore never evicts what the same
+  // Get restored before it.
+  for (int i = 0; i < 20; i += 4) {
+    std::vector<ObjectId> batch(ids.begin() + i, ids.begin() + i + 4);
+    ASSERT_OK_AND_ASSIGN(auto got, table.Get(r, batch));
+    ASSERT_EQ(got.found.size(), 4u);
+    for (int k = 0; k < 4; ++k) {
+      const auto want = Bytes(each, static_cast<uint8_t>(i + k));
+      EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(got.found[k].address),
+                            want.data(), each),
+                0)
+          << i + k;
+      EXPECT_EQ(got.found[k].metadata_size, 10u);
+    }
+    ASSERT_OK(table.Release(r, got.pin));
+  }
+  EXPECT_GT(table.Counters().restores, 10u);
+  // Delete, whatever the state, leaves no file and no memory behind.
+  EXPECT_EQ(table.Delete(ids).deleted, 20u);
+  EXPECT_EQ(cat.Stats().bytes, 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path() + "/spill"));
+}
+
+// A restart is a new catalogue and table over the same region (what a
+// daemon taking its region over does): sealed objects come back from their
+// records, spilled ones from theirs and their files; one being created and
+// a spilled one whose file went do not.
+TEST(ObjectTableSpillTest, ARestartedTableAdoptsItsSealedAndSpilledObjects) {
+  constexpr uint64_t kRegion = 1 << 20;
+  const uint64_t each = kRegion / 8;
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/spill";
+  Region region(kRegion);
+  std::vector<ObjectId> ids;
+  {
+    Catalogue cat(region.allocator(), 0, kGranule, CatalogueLimits{});
+    ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(dir));
+    ObjectTable table(&cat, 0, kRegion, StoreLimits{}, std::move(spill));
+    ASSERT_OK_AND_ASSIGN(auto w, cat.OpenSession(Client(0)));
+    for (int i = 0; i < 6; ++i) {
+      ids.push_back(ObjectId::FromName("r" + std::to_string(i)));
+      ASSERT_OK_AND_ASSIGN(auto v, table.Create(w, ids.back(), each, 0));
+      const auto bytes = Bytes(each, static_cast<uint8_t>(i));
+      std::memcpy(reinterpret_cast<void*>(v.address), bytes.data(), each);
+      ASSERT_OK(table.Seal(w, ids.back()));
+    }
+    EXPECT_GE(table.Evict(3 * each), 3 * each);  // r0, r1, r2 spill
+    EXPECT_EQ(table.Counters().objects_spilled, 3u);
+    ASSERT_OK(table.Create(w, ObjectId::FromName("unsealed"), each, 0).status());
+    // The daemon dies here: nothing is closed or freed.
+  }
+  std::filesystem::remove(dir + "/" + ids[2].Hex() + ".spill");
+
+  Catalogue cat(region.allocator(), 0, kGranule, CatalogueLimits{});
+  ASSERT_OK_AND_ASSIGN(auto records, cat.Recover());
+  ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(dir));
+  ObjectTable table(&cat, 0, kRegion, StoreLimits{}, std::move(spill));
+  std::vector<ObjectId> adopted;
+  std::vector<std::string> problems;
+  table.Adopt(&records, &adopted, &problems);
+  EXPECT_EQ(adopted.size(), 5u);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("its file is gone"), std::string::npos) << problems[0];
+  ASSERT_EQ(records.size(), 1u);  // r2's record, for the daemon to free
+  cat.FreeRecord(records[0].address);
+  cat.EndRecovery();  // frees the unsealed one
+  EXPECT_FALSE(table.Contains(ids[2]));
+  EXPECT_FALSE(table.Contains(ObjectId::FromName("unsealed")));
+  ASSERT_OK_AND_ASSIGN(auto r, cat.OpenSession(Client(1)));
+  const std::vector<int> kept = {0, 1, 3, 4, 5};
+  std::vector<ObjectId> back;
+  for (int i : kept) back.push_back(ids[i]);
+  ASSERT_OK_AND_ASSIGN(auto got, table.Get(r, back));
+  ASSERT_EQ(got.found.size(), back.size());
+  for (size_t k = 0; k < back.size(); ++k) {
+    const auto want = Bytes(each, static_cast<uint8_t>(kept[k]));
+    EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(got.found[k].address),
+                          want.data(), each),
+              0)
+        << kept[k];
+  }
+  ASSERT_OK(table.Release(r, got.pin));
+  // Deleting them all leaves the region and the directory empty.
+  EXPECT_EQ(table.Delete(back).deleted, 5u);
+  EXPECT_EQ(cat.Stats().bytes, 0u);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+}
+
+}  // namespace
+}  // namespace quiver::store
