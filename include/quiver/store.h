@@ -58,6 +58,11 @@ struct TableOptions {
   uint64_t part_bytes = 0;
 };
 
+// CreateAndSeal sends objects of at most this many bytes (data and metadata)
+// with its request, so that their home writes and seals them in one round
+// trip; bigger ones are created, written here and sealed (two).
+constexpr uint64_t kMaxInlineObject = 64 << 10;
+
 struct StoreOptions {
   // Pins kept on objects this store got and released, so that getting them
   // again needs no round trip (docs/store.md, "Repeated Gets"); they hold
@@ -66,6 +71,13 @@ struct StoreOptions {
   // Objects bigger than this are not kept: beside reading them, a round
   // trip is small.
   uint64_t pin_cache_max_object = 1ULL << 20;
+  // Region memory this process maps in ahead of its writes, on a background
+  // thread (memory/prefault.h): the start of the local region when the store
+  // opens, and this many bytes past the end of each object it creates, so
+  // that the next objects are written without page faults. Populating backs
+  // those bytes of the region with memory. 0: none (every first write to a
+  // page then faults). Only for regions in this host's shared memory.
+  uint64_t prefault_ahead = 256ULL << 20;
 };
 
 // How PutTable stored a table.

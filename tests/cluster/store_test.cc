@@ -10,7 +10,10 @@
 #include <set>
 #include <thread>
 
+#include "cluster/cluster_util.h"
+#include "control/tls/tls_context.h"
 #include "quiver/columnar/builder.h"
+#include "quiver_rpc/store.pb.h"
 #include "store/id_directory.h"
 #include "store_util.h"
 
@@ -470,6 +473,88 @@ TEST(StoreTest, PlacementBorrowsAnotherNodesMemoryWhenTheLocalRegionIsFull) {
   EXPECT_TRUE(s0.Create(ObjectId::FromName("too-big"), 6 << 20, {}, at0)
                   .status()
                   .IsOutOfMemory());
+}
+
+// CreateAndSeal of an object up to kMaxInlineObject bytes sends it with the
+// request: its home writes and seals it. Both sides of the limit, on every
+// node, read back by other nodes; a request whose contents disagree with
+// its sizes, exceed the limit or come without the seal is refused by name
+// and leaves nothing behind.
+TEST(StoreTest, SmallObjectsAreWrittenAndSealedByTheirHomeInOneRoundTrip) {
+  auto cluster = StartCluster(Spec());
+  ASSERT_NE(cluster, nullptr);
+  Nodes n = Connect(*cluster);
+  ASSERT_TRUE(n.ok());
+  ObjectStore& s0 = *n.store;
+  const uint64_t max = store::kMaxInlineObject;
+  const std::vector<uint64_t> sizes = {0, 1, max - 2, max - 1, max, max + 4096};
+  std::vector<ObjectId> ids;
+  for (uint32_t home = 0; home < kNodes; ++home) {
+    for (uint64_t size : sizes) {
+      const ObjectId id = ObjectId::FromName("small-" + std::to_string(home) + "-" +
+                                             std::to_string(size));
+      std::string data(size, '\0');
+      for (uint64_t i = 0; i < size; ++i) data[i] = static_cast<char>(Pattern(i, 9));
+      CreateOptions at;
+      at.node = home;
+      ASSERT_TRUE(s0.CreateAndSeal(id, data, "m", at).ok()) << home << " " << size;
+      // Sealed at once, and only once.
+      EXPECT_TRUE(s0.CreateAndSeal(id, data, "m").IsAlreadyExists()) << size;
+      EXPECT_TRUE(s0.Seal(id).IsNotFound()) << size;
+      ids.push_back(id);
+    }
+  }
+  auto got = s0.Get(ids, 0);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const ObjectBuffer& o = (*got)[i];
+    ASSERT_TRUE(o.status.ok()) << i << ": " << o.status.ToString();
+    EXPECT_EQ(o.home, i / sizes.size());
+    EXPECT_EQ(static_cast<uint64_t>(o.data->size()), sizes[i % sizes.size()]);
+    EXPECT_TRUE(Holds(*o.data, 9)) << i;
+    EXPECT_EQ(o.metadata->view(), "m");
+  }
+  for (uint32_t node = 1; node < kNodes; ++node) {
+    const uint32_t home = kNodes - node;
+    const std::string name =
+        "small-" + std::to_string(home) + "-" + std::to_string(max - 1);
+    EXPECT_EQ(n.Do(node, "get " + name + " 0 9"),
+              "ok " + std::to_string(home) + " intact")
+        << node;
+  }
+  for (const ObjectId& id : ids) ASSERT_TRUE(s0.Release(id).ok());
+
+  // Forged requests, straight to node 1's daemon.
+  auto raw = testing::RawSession::Open(*cluster, 1, control::PeerRole::kClient, 1,
+                                       /*unix_socket=*/true);
+  ASSERT_NE(raw, nullptr);
+  const int64_t before = UsedBytes(*cluster, 1);
+  auto refused = [&](const wire::StoreCreateRequest& req, const std::string& needle) {
+    wire::StoreCreateReply rep;
+    Status st = raw->Call(control::rpc::Method::kStoreCreate, req, &rep);
+    EXPECT_TRUE(st.IsInvalid()) << st.ToString();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.ToString();
+  };
+  const ObjectId forged = ObjectId::FromName("forged");
+  wire::StoreCreateRequest req;
+  req.set_id(forged.Binary());
+  req.set_data_size(10);
+  req.set_metadata_size(1);
+  req.set_seal(true);
+  req.set_contents(std::string(10, 'x'));  // one byte short
+  refused(req, "10 bytes of contents for 10 bytes of data and 1 of metadata");
+  req.set_data_size(max + 1);
+  req.set_metadata_size(0);
+  req.set_contents(std::string(max + 1, 'x'));
+  refused(req, "at most 65536 bytes");
+  req.set_seal(false);
+  req.set_data_size(3);
+  req.set_contents("abc");
+  refused(req, "contents are only for CreateAndSeal");
+  EXPECT_FALSE(*s0.Contains(forged));
+  EXPECT_EQ(UsedBytes(*cluster, 1), before);
+  // The id was never taken: a proper Create of it works.
+  EXPECT_TRUE(s0.CreateAndSeal(forged, "ok").ok());
 }
 
 TEST(StoreTest, TablesRoundTripZeroCopyOnTheNonCoherentEmulator) {

@@ -321,10 +321,15 @@ std::vector<FigureSpec> MakeFigures() {
          "BM_Ray_GetCalls", us, "raw Unix round trip", "BM_SocketRoundTrip", us,
          Pub(1e6 / 10400, "10.4k gets/s (Ray 2.9, 64 cores)", "Ray 2.9 microbenchmarks",
              "64-core machine")});
-    add({"object-store", "object-store/ray-put-calls", "put of one 1 kB object", "store",
-         "BM_Ray_PutCalls", us, "raw Unix round trip", "BM_SocketRoundTrip", us,
+    add({"object-store", "object-store/ray-put-calls",
+         "put of one 1 kB object (CreateAndSeal)", "store", "BM_Ray_PutCalls", us,
+         "raw Unix round trip", "BM_SocketRoundTrip", us,
          Pub(1e6 / 5400, "5.4k puts/s (Ray 2.9, 64 cores)", "Ray 2.9 microbenchmarks",
              "64-core machine")});
+    add({"object-store", "object-store/put-calls-create-seal",
+         "put of one 1 kB object (Create, write, Seal)", "store",
+         "BM_Ray_CreateSealCalls", us, "raw Unix round trip", "BM_SocketRoundTrip", us,
+         std::nullopt});
     add({"object-store", "object-store/ray-multi-put",
          "put of 100 MB (two client threads)", "store",
          "BM_Ray_MultiPut/100000000/real_time/threads:2", BytesPerSecond(),

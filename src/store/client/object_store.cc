@@ -246,6 +246,13 @@ ObjectStore::ObjectStore(Client& client, const StoreOptions& options)
     Impl* s = impl_.get();
     s->sweeper = std::thread([s] { s->Sweep(); });
   }
+  memory::RegionMapping* local = impl_->core->map()->local_region();
+  if (impl_->coherent && options.prefault_ahead > 0 && local != nullptr) {
+    // A fresh region fills from the start of its data area.
+    impl_->prefault_ahead = options.prefault_ahead;
+    impl_->prefaulter = std::make_unique<memory::Prefaulter>();
+    impl_->prefaulter->Request(local, local->data(), options.prefault_ahead);
+  }
 }
 
 ObjectStore::~ObjectStore() = default;
@@ -275,16 +282,11 @@ void ObjectStore::Impl::Sweep() {
 
 void ObjectStore::DropCachedPins() { impl_->cache->Clear(); }
 
-Result<std::shared_ptr<Buffer>> ObjectStore::Create(const ObjectId& id,
-                                                    uint64_t data_size,
-                                                    std::string_view metadata,
-                                                    const CreateOptions& options) {
-  Impl& s = *impl_;
-  if (id.nil()) return Status::Invalid("Create of the nil object id");
-  if (data_size > static_cast<uint64_t>(INT64_MAX) - metadata.size()) {
-    return Status::Invalid("Create of object ", id.Hex(), ": ", data_size,
-                           " bytes is too large");
-  }
+// Sends `req` to the node the caller chose, or to this node and then the
+// others in turn while each is full or down; the home that took it.
+Result<uint32_t> Place(ObjectStore::Impl& s, const ObjectId& id,
+                       const wire::StoreCreateRequest& req, const CreateOptions& options,
+                       wire::StoreCreateReply* rep) {
   std::vector<uint32_t> where;
   if (options.node) {
     where.push_back(*options.node);
@@ -295,27 +297,43 @@ Result<std::shared_ptr<Buffer>> ObjectStore::Create(const ObjectId& id,
     where.insert(where.end(), self, all.end());
     where.insert(where.end(), all.begin(), self);
   }
+  Status st;
+  for (uint32_t n : where) {
+    st = s.Call(n, Method::kStoreCreate, req, rep);
+    if (st.ok()) return n;
+    // Full, or down: another node may take it, unless the caller chose.
+    const bool next = st.IsOutOfMemory() || (n != s.self && Unreachable(st));
+    if (!next || options.node) return st;
+  }
+  return st.WithContext("no node has room for object " + id.Hex());
+}
+
+Result<std::shared_ptr<Buffer>> ObjectStore::Create(const ObjectId& id,
+                                                    uint64_t data_size,
+                                                    std::string_view metadata,
+                                                    const CreateOptions& options) {
+  Impl& s = *impl_;
+  if (id.nil()) return Status::Invalid("Create of the nil object id");
+  if (data_size > static_cast<uint64_t>(INT64_MAX) - metadata.size()) {
+    return Status::Invalid("Create of object ", id.Hex(), ": ", data_size,
+                           " bytes is too large");
+  }
   wire::StoreCreateRequest req;
   req.set_id(id.Binary());
   req.set_data_size(data_size);
   req.set_metadata_size(metadata.size());
   wire::StoreCreateReply rep;
-  Status st;
-  uint32_t home = 0;
-  for (uint32_t n : where) {
-    st = s.Call(n, Method::kStoreCreate, req, &rep);
-    home = n;
-    if (st.ok()) break;
-    // Full, or down: another node may take it, unless the caller chose.
-    const bool next = st.IsOutOfMemory() || (n != s.self && Unreachable(st));
-    if (!next || options.node) return st;
-  }
-  if (!st.ok()) return st.WithContext("no node has room for object " + id.Hex());
+  QUIVER_ASSIGN_OR_RAISE(const uint32_t home, Place(s, id, req, options, &rep));
   const uint64_t size = data_size + metadata.size();
   auto* base = reinterpret_cast<uint8_t*>(rep.address());
-  if (size > 0 && s.core->map()->RegionOf(base, size) == nullptr) {
+  memory::RegionMapping* region = s.core->map()->RegionOf(base, size);
+  if (size > 0 && region == nullptr) {
     return Status::IOError("node ", home, " placed object ", id.Hex(),
                            " outside every region mapped here");
+  }
+  // The next objects placed there most likely follow this one.
+  if (s.prefaulter && region != nullptr && !region->emulated()) {
+    s.prefaulter->Request(region, base + size, s.prefault_ahead);
   }
   // Protocol step 2 for this node: the home had every other node flush.
   if (!s.coherent && size > 0) QUIVER_RETURN_NOT_OK(coherence::FlushRange(base, size));
@@ -378,11 +396,29 @@ Status ObjectStore::Abort(const ObjectId& id) {
 Status ObjectStore::CreateAndSeal(const ObjectId& id, std::string_view data,
                                   std::string_view metadata,
                                   const CreateOptions& options) {
-  QUIVER_ASSIGN_OR_RAISE(auto buf, Create(id, data.size(), metadata, options));
-  if (!data.empty()) std::memcpy(buf->mutable_data(), data.data(), data.size());
-  Status st = Seal(id);
-  if (!st.ok()) (void)Abort(id);
-  return st;
+  Impl& s = *impl_;
+  if (id.nil()) return Status::Invalid("CreateAndSeal of the nil object id");
+  if (data.size() + metadata.size() > kMaxInlineObject) {
+    QUIVER_ASSIGN_OR_RAISE(auto buf, Create(id, data.size(), metadata, options));
+    if (!data.empty()) std::memcpy(buf->mutable_data(), data.data(), data.size());
+    Status st = Seal(id);
+    if (!st.ok()) (void)Abort(id);
+    return st;
+  }
+  // Small: the home writes and seals it, one round trip.
+  wire::StoreCreateRequest req;
+  req.set_id(id.Binary());
+  req.set_data_size(data.size());
+  req.set_metadata_size(metadata.size());
+  req.set_seal(true);
+  std::string* contents = req.mutable_contents();
+  contents->reserve(data.size() + metadata.size());
+  contents->append(data).append(metadata);
+  wire::StoreCreateReply rep;
+  QUIVER_ASSIGN_OR_RAISE(const uint32_t home, Place(s, id, req, options, &rep));
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.homes[id] = home;
+  return Status::OK();
 }
 
 Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& ids,

@@ -12,6 +12,7 @@
 
 #include "control/client/core.h"
 #include "control/rpc/methods.h"
+#include "quiver/memory/prefault.h"
 #include "quiver/store.h"
 #include "store/client/pin_cache.h"
 
@@ -49,6 +50,10 @@ struct ObjectStore::Impl {
   std::unordered_map<ObjectId, Creating, ObjectIdHash> creating;
   std::unordered_map<ObjectId, std::vector<std::shared_ptr<PinRef>>, ObjectIdHash> held;
   std::unique_ptr<PinCache> cache;  // pins kept for repeated Gets
+  // Maps region memory in ahead of Creates (StoreOptions::prefault_ahead);
+  // null when off. Declared after `core`, so it stops before the regions go.
+  std::unique_ptr<memory::Prefaulter> prefaulter;
+  uint64_t prefault_ahead = 0;
   // Drops stale cache entries every 100 ms (pin_cache.h), until stopped.
   std::thread sweeper;
   std::condition_variable sweep_cv;

@@ -17,7 +17,9 @@
 #include "control/daemon/log.h"
 #include "control/daemon/node.h"
 #include "control/rpc/wire.h"
+#include "quiver/coherence/flush.h"
 #include "quiver/memory/region.h"
+#include "quiver/store.h"
 #include "quiver_rpc/store.pb.h"
 #include "store/id_directory.h"
 
@@ -288,6 +290,23 @@ StoreService* Svc(Node& node) { return node.service<StoreService>(); }
 
 // --- At an object's home ----------------------------------------------------
 
+// CreateAndSeal's second half at the home: the contents into the object's
+// memory (flushed where memory is not coherent: protocol step 4), then the
+// seal. The object is aborted if either fails.
+Status WriteAndSeal(StoreService& svc, control::SessionId session, const ObjectId& id,
+                    uint64_t address, const std::string& contents) {
+  auto* p = reinterpret_cast<uint8_t*>(address);
+  if (!contents.empty()) std::memcpy(p, contents.data(), contents.size());
+  Status st;
+  if (!svc.coherent() && !contents.empty())
+    st = coherence::FlushRange(p, contents.size());
+  if (st.ok()) st = svc.table().Seal(session, id);
+  if (!st.ok()) (void)svc.table().Abort(session, id);
+  svc.ForgetRemoved();
+  svc.node().Changed();
+  return st;
+}
+
 void HandleCreate(Node& node, const CallPtr& call, std::string_view payload) {
   auto req = ParseMessage<wire::StoreCreateRequest>(payload);
   if (!req.ok()) return call->Fail(req.status());
@@ -299,37 +318,53 @@ void HandleCreate(Node& node, const CallPtr& call, std::string_view payload) {
     return call->Fail(Status::Invalid("Create of object ", id->Hex(),
                                       ": data and metadata sizes overflow"));
   }
+  const bool seal = req->seal();
+  if (seal && (req->contents().size() > kMaxInlineObject ||
+               req->contents().size() != data_size + metadata_size)) {
+    return call->Fail(Status::Invalid(
+        "CreateAndSeal of object ", id->Hex(), ": ", req->contents().size(),
+        " bytes of contents for ", data_size, " bytes of data and ", metadata_size,
+        " of metadata (at most ", kMaxInlineObject, " bytes travel in the request)"));
+  }
+  if (!seal && !req->contents().empty()) {
+    return call->Fail(Status::Invalid("Create of object ", id->Hex(),
+                                      ": contents are only for CreateAndSeal"));
+  }
   StoreService* svc = Svc(node);
-  svc->Reserve(
-      *id, [svc, call, id = *id, data_size, metadata_size](Status st, bool fresh) {
-        if (!st.ok()) return call->Fail(st);
-        const control::SessionId session = call->state().session;
-        auto made = svc->table().Create(session, id, data_size, metadata_size);
-        svc->ForgetRemoved();  // what eviction made room from
-        if (!made.ok()) {
-          if (fresh) svc->Unreserve({id});
-          return call->Fail(made.status());
-        }
-        const uint64_t address = made->address;
-        auto reply = [call, address](Status flushed) {
-          if (!flushed.ok())
-            return call->Fail(flushed.WithContext("preparing the object"));
-          wire::StoreCreateReply rep;
-          rep.set_address(address);
-          call->Reply(rep);
-        };
-        const uint64_t size = data_size + metadata_size;
-        if (svc->coherent() || size == 0) return reply(Status::OK());
-        // Protocol step 2: no node may keep stale lines of reused memory.
-        svc->node().FlushEverywhere({address, size}, call->state().info.identity.node,
-                                    [svc, session, id, reply](Status flushed) {
-                                      if (!flushed.ok()) {
-                                        (void)svc->table().Abort(session, id);
-                                        svc->ForgetRemoved();
-                                      }
-                                      reply(flushed);
-                                    });
-      });
+  auto contents = std::make_shared<std::string>(std::move(*req->mutable_contents()));
+  svc->Reserve(*id, [svc, call, id = *id, data_size, metadata_size, seal, contents](
+                        Status st, bool fresh) {
+    if (!st.ok()) return call->Fail(st);
+    const control::SessionId session = call->state().session;
+    auto made = svc->table().Create(session, id, data_size, metadata_size);
+    svc->ForgetRemoved();  // what eviction made room from
+    if (!made.ok()) {
+      if (fresh) svc->Unreserve({id});
+      return call->Fail(made.status());
+    }
+    const uint64_t address = made->address;
+    auto reply = [svc, call, id, session, address, seal, contents](Status flushed) {
+      if (!flushed.ok()) return call->Fail(flushed.WithContext("preparing the object"));
+      if (seal) {
+        Status written = WriteAndSeal(*svc, session, id, address, *contents);
+        if (!written.ok()) return call->Fail(written);
+      }
+      wire::StoreCreateReply rep;
+      rep.set_address(address);
+      call->Reply(rep);
+    };
+    const uint64_t size = data_size + metadata_size;
+    if (svc->coherent() || size == 0) return reply(Status::OK());
+    // Protocol step 2: no node may keep stale lines of reused memory.
+    svc->node().FlushEverywhere({address, size}, call->state().info.identity.node,
+                                [svc, session, id, reply](Status flushed) {
+                                  if (!flushed.ok()) {
+                                    (void)svc->table().Abort(session, id);
+                                    svc->ForgetRemoved();
+                                  }
+                                  reply(flushed);
+                                });
+  });
 }
 
 // Applies `op` to each id; the first failure is the answer.
