@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 namespace quiver::cli::bench {
 
@@ -313,8 +314,9 @@ std::vector<FigureSpec> MakeFigures() {
          BytesPerSecond(), "memcpy of the same bytes", std::string("BM_Memcpy/") + w10,
          BytesPerSecond(), std::nullopt});
     add({"object-store", "object-store/ray-put", "put of 100 MB (one client)", "store",
-         "BM_Ray_Put/100000000/manual_time", BytesPerSecond(), "memcpy of 100 MB",
-         "BM_Ray_PutMemcpy/100000000", BytesPerSecond(),
+         "BM_Ray_Put/100000000/min_warmup_time:0.500/manual_time", BytesPerSecond(),
+         "memcpy of 100 MB", "BM_Ray_PutMemcpy/100000000/min_warmup_time:0.500",
+         BytesPerSecond(),
          Pub(20.9, "20.9 GB/s single-client put (Ray 2.9, 64 cores)",
              "Ray 2.9 microbenchmarks", "64-core machine")});
     add({"object-store", "object-store/ray-get", "Get of one 1 kB object", "store",
@@ -332,10 +334,10 @@ std::vector<FigureSpec> MakeFigures() {
          std::nullopt});
     add({"object-store", "object-store/ray-multi-put",
          "put of 100 MB (two client threads)", "store",
-         "BM_Ray_MultiPut/100000000/real_time/threads:2", BytesPerSecond(),
-         "memcpy of 100 MB, two threads",
-         "BM_Ray_PutMemcpy/100000000/real_time/threads:2", BytesPerSecond(),
-         std::nullopt});
+         "BM_Ray_MultiPut/100000000/min_warmup_time:0.500/real_time/threads:2",
+         BytesPerSecond(), "memcpy of 100 MB, two threads",
+         "BM_Ray_PutMemcpy/100000000/min_warmup_time:0.500/real_time/threads:2",
+         BytesPerSecond(), std::nullopt});
     add({"object-store", "object-store/spill", "spill 4 x 100 MB (Evict)", "store",
          "BM_Spill/100000000/min_time:1.000/min_warmup_time:0.500/real_time",
          BytesPerSecond(), "write(2) of the same bytes, same directory",
@@ -616,7 +618,14 @@ std::string CanonicalName(const std::string& run_name) {
 Status Results::Load(const std::string& program, const std::string& json_path) {
   std::ifstream in(json_path);
   if (!in) return Status::IOError("cannot read ", json_path);
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::stringstream text;
+  text << in.rdbuf();
+  // Google Benchmark writes NaN (the spread of a counter that is 0 in every
+  // repetition) and infinities as bare words, which JSON has not: null.
+  static const std::regex not_json(R"((:\s*)-?(NaN|nan|Infinity|inf)\b)");
+  nlohmann::json doc =
+      nlohmann::json::parse(std::regex_replace(text.str(), not_json, "$1null"), nullptr,
+                            /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("benchmarks") ||
       !doc["benchmarks"].is_array()) {
     return Status::Invalid(json_path, ": not a Google Benchmark JSON file");
@@ -661,7 +670,8 @@ Result<Stats> Results::Get(const std::string& program, const std::string& bench,
         return t * NanosPer(run.value("time_unit", "ns")) / NanosPer(metric.unit);
       }
       case Metric::kBytesPerSecond:
-        if (!run.contains("bytes_per_second")) break;
+        if (!run.contains("bytes_per_second") || !run["bytes_per_second"].is_number())
+          break;
         return run["bytes_per_second"].get<double>() / 1e9;
       case Metric::kCounter:
         if (!run.contains(metric.counter) || !run[metric.counter].is_number()) break;
