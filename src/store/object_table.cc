@@ -83,7 +83,7 @@ Result<ObjectView> ObjectTable::Create(SessionId session, const ObjectId& id,
     return Status::Invalid(Describe(id), ": data and metadata sizes overflow");
   }
   const uint64_t size = data_size + metadata_size;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (entries_.count(id) != 0) {
     return Status::AlreadyExists(Describe(id), " exists at node ", node_);
   }
@@ -93,8 +93,12 @@ Result<ObjectView> ObjectTable::Create(SessionId session, const ObjectId& id,
                                " bytes is more than the store's capacity at node ", node_,
                                " (", capacity_, " bytes)");
   }
-  auto a = AllocateLocked(session, size);
+  auto a = AllocateLocked(session, size, &lock);
   if (!a.ok()) return a.status().WithContext("Create of " + Describe(id));
+  if (entries_.count(id) != 0) {  // created while eviction wrote its spills
+    (void)catalogue_->Free(session, {a->address});
+    return Status::AlreadyExists(Describe(id), " exists at node ", node_);
+  }
   Entry e;
   e.address = a->address;
   e.data_size = data_size;
@@ -106,21 +110,21 @@ Result<ObjectView> ObjectTable::Create(SessionId session, const ObjectId& id,
   return ObjectView{id, e.address, data_size, metadata_size};
 }
 
-Result<control::Allocation> ObjectTable::AllocateLocked(SessionId session,
-                                                        uint64_t size) {
+Result<control::Allocation> ObjectTable::AllocateLocked(
+    SessionId session, uint64_t size, std::unique_lock<std::mutex>* lock) {
   // Room first: past the high watermark, evict down to the low one.
   const uint64_t used = UsedLocked();
   const auto high = static_cast<uint64_t>(limits_.high_watermark * capacity_);
   if (used + size > high) {
     const auto low = static_cast<uint64_t>(limits_.low_watermark * capacity_);
     const uint64_t target = size > low ? 0 : low - size;
-    if (used > target) EvictLocked(used - target);
+    if (used > target) EvictLocked(used - target, lock);
   }
   auto a = catalogue_->Allocate(session, size, kAlignment);
   if (!a.ok() && a.status().IsOutOfMemory()) {
     // The region had no hole big enough: evict what the request needs and
     // try once more (quota and rate refusals stay refusals).
-    if (EvictLocked(size) > 0) a = catalogue_->Allocate(session, size, kAlignment);
+    if (EvictLocked(size, lock) > 0) a = catalogue_->Allocate(session, size, kAlignment);
   }
   return a;
 }
@@ -274,7 +278,7 @@ Status ObjectTable::RestoreLocked(SessionId getter, Entries::iterator it) {
   const ObjectId id = it->first;
   Entry& e = it->second;
   const uint64_t size = SizeOf(e);
-  auto a = AllocateLocked(session, size);
+  auto a = AllocateLocked(session, size, nullptr);
   if (!a.ok()) {
     return a.status().WithContext("restoring spilled " + Describe(id) + " at node " +
                                   std::to_string(node_));
@@ -304,32 +308,51 @@ Status ObjectTable::RestoreLocked(SessionId getter, Entries::iterator it) {
   return Status::OK();
 }
 
-bool ObjectTable::SpillLocked(Entries::iterator it) {
-  Entry& e = it->second;
-  const uint64_t size = SizeOf(e);
-  const auto* p = reinterpret_cast<const uint8_t*>(e.address);
-  // The writer may have been another node: read memory, not stale lines.
-  Status st = coherent_ ? Status::OK() : coherence::FlushRange(p, size);
-  if (st.ok()) st = spill_->Write(it->first, p, size);
-  if (!st.ok()) {
-    ++counters_.spill_failures;
-    last_spill_error_ = st.message();
-    return false;
+void ObjectTable::WriteSpills(std::vector<SpillJob>* jobs) const {
+  for (SpillJob& job : *jobs) {
+    const auto* p = reinterpret_cast<const uint8_t*>(job.address);
+    // The writer may have been another node: read memory, not stale lines.
+    job.written = coherent_ ? Status::OK() : coherence::FlushRange(p, job.size);
+    if (job.written.ok())
+      job.written = spill_->WritePart(job.id, job.ticket, p, job.size);
   }
-  if (e.lru != 0) lru_.erase(e.lru);
-  e.lru = 0;
-  // Its record now says "spilled", so a restarted daemon finds it there.
-  auto spilled = catalogue_->WriteRecord(
-      node_, EncodeStoreRecord({it->first, 0, e.data_size, e.metadata_size}));
-  if (e.record != 0) catalogue_->FreeRecord(e.record);
-  e.record = spilled.ok() ? *spilled : 0;
-  BumpEpochLocked();
-  catalogue_->DropPublication({e.address});
-  e.address = 0;
-  e.state = ObjectState::kSpilled;
-  ++counters_.spills;
-  counters_.spilled_bytes += size;
-  return true;
+}
+
+uint64_t ObjectTable::CommitSpillsLocked(std::vector<SpillJob>* jobs) {
+  uint64_t freed = 0;
+  for (SpillJob& job : *jobs) {
+    auto it = entries_.find(job.id);
+    // Deleted meanwhile (perhaps created again): not this object any more.
+    const bool same = it != entries_.end() && it->second.spilling == job.ticket;
+    if (same) it->second.spilling = 0;
+    Status st = job.written;
+    if (st.ok() && (!same || catalogue_->PinsOf(job.address) > 0)) {
+      spill_->Discard(job.id, job.ticket);  // gone, or a Get took it: it stays
+      continue;
+    }
+    if (st.ok()) st = spill_->Commit(job.id, job.ticket);
+    if (!st.ok()) {
+      ++counters_.spill_failures;
+      last_spill_error_ = st.message();
+      continue;
+    }
+    Entry& e = it->second;
+    if (e.lru != 0) lru_.erase(e.lru);
+    e.lru = 0;
+    // Its record now says "spilled", so a restarted daemon finds it there.
+    auto spilled = catalogue_->WriteRecord(
+        node_, EncodeStoreRecord({job.id, 0, e.data_size, e.metadata_size}));
+    if (e.record != 0) catalogue_->FreeRecord(e.record);
+    e.record = spilled.ok() ? *spilled : 0;
+    BumpEpochLocked();
+    catalogue_->DropPublication({e.address});
+    e.address = 0;
+    e.state = ObjectState::kSpilled;
+    ++counters_.spills;
+    counters_.spilled_bytes += job.size;
+    freed += job.size;
+  }
+  return freed;
 }
 
 void ObjectTable::DropSealedLocked(Entries::iterator it, StoreEvent::Kind why) {
@@ -414,28 +437,44 @@ std::vector<ObjectListing> ObjectTable::List() const {
 }
 
 uint64_t ObjectTable::Evict(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return EvictLocked(bytes);
+  std::unique_lock<std::mutex> lock(mu_);
+  return EvictLocked(bytes, &lock);
 }
 
-uint64_t ObjectTable::EvictLocked(uint64_t bytes) {
-  uint64_t freed = 0;
-  for (auto l = lru_.begin(); l != lru_.end() && freed < bytes;) {
+void ObjectTable::ChooseVictimsLocked(uint64_t bytes, uint64_t* freed,
+                                      std::vector<SpillJob>* jobs) {
+  uint64_t chosen = 0;
+  for (auto l = lru_.begin(); l != lru_.end() && chosen < bytes;) {
     auto it = entries_.find(l->second);
     ++l;  // DropSealedLocked erases the current key
-    if (it == entries_.end()) continue;
+    if (it == entries_.end() || it->second.spilling != 0) continue;
     // A pin anywhere in the cluster is a pin here: readers pin at the home.
     if (catalogue_->PinsOf(it->second.address) > 0) continue;
     if (restoring_.count(it->first) != 0) continue;  // a Get is about to pin it
     const uint64_t size = SizeOf(it->second);
     if (spill_) {
-      if (!SpillLocked(it)) continue;
+      it->second.spilling = next_ticket_++;
+      jobs->push_back({it->first, it->second.spilling, it->second.address, size, {}});
     } else {
       DropSealedLocked(it, StoreEvent::Kind::kEvicted);
       ++counters_.evictions;
       counters_.evicted_bytes += size;
+      *freed += size;
     }
-    freed += size;
+    chosen += size;
+  }
+}
+
+uint64_t ObjectTable::EvictLocked(uint64_t bytes, std::unique_lock<std::mutex>* lock) {
+  uint64_t freed = 0;
+  std::vector<SpillJob> jobs;
+  ChooseVictimsLocked(bytes, &freed, &jobs);
+  if (!jobs.empty()) {
+    if (lock != nullptr) lock->unlock();
+    WriteSpills(&jobs);
+    if (lock != nullptr && spill_hook_) spill_hook_();
+    if (lock != nullptr) lock->lock();
+    freed += CommitSpillsLocked(&jobs);
   }
   // Short of what was asked: clients' caches of pins (client/pin_cache.h)
   // drop theirs for this home when the epoch moves.

@@ -19,13 +19,17 @@
 // stopped.
 //
 // Thread-safe: one mutex, taken before the catalogue's (the catalogue never
-// calls back). No method waits for a peer; spilling and restoring read and
-// write files under the mutex.
+// calls back). No method waits for a peer. Eviction for a Create or an
+// Evict writes its spill files without the mutex: victims are chosen and
+// marked under it, written, then committed under it again only if no one
+// deleted or pinned them meanwhile (else the file is dropped and the object
+// stays as it is). A Get's restore, and the eviction it may need, hold it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -179,14 +183,19 @@ class ObjectTable {
   // The region's store epoch (memory::kStoreEpochOffset): incremented, and
   // once now, whenever an object stops being readable here.
   void SetEpochWord(uint64_t* word);
+  // Tests: called while spill files are written without the mutex.
+  void SetSpillHookForTesting(std::function<void()> hook) {
+    spill_hook_ = std::move(hook);
+  }
 
  private:
   struct Entry {
     ObjectState state = ObjectState::kCreating;
     uint64_t address = 0, data_size = 0, metadata_size = 0;
     SessionId creator = 0;
-    uint64_t lru = 0;     // key in lru_ (sealed only)
-    uint64_t record = 0;  // its record in the region (sealed only; 0: none)
+    uint64_t lru = 0;       // key in lru_ (sealed only)
+    uint64_t record = 0;    // its record in the region (sealed only; 0: none)
+    uint64_t spilling = 0;  // the ticket of its spill being written (0: none)
     std::chrono::system_clock::time_point last_use{};
   };
   using Entries = std::unordered_map<ObjectId, Entry, ObjectIdHash>;
@@ -199,17 +208,32 @@ class ObjectTable {
   void TouchLocked(const ObjectId& id, Entry* e);
   // `size` bytes for `session`, evicting first past the high watermark and
   // once more when the region has no hole big enough.
-  Result<control::Allocation> AllocateLocked(SessionId session, uint64_t size);
+  // With `lock`, spill files are written without it (see the top).
+  Result<control::Allocation> AllocateLocked(SessionId session, uint64_t size,
+                                             std::unique_lock<std::mutex>* lock);
   // Hands an entry `session` wrote to the store: sealed, held by the store.
   Status PublishLocked(SessionId session, const ObjectId& id, Entry* e);
   // Reads a spilled entry back into the region for `session`.
   Status RestoreLocked(SessionId session, Entries::iterator it);
-  // Writes a sealed entry to the spill directory and frees its memory.
-  bool SpillLocked(Entries::iterator it);
+  // One object eviction writes to the spill directory.
+  struct SpillJob {
+    ObjectId id;
+    uint64_t ticket = 0, address = 0, size = 0;
+    Status written;
+  };
+  // Least recently used sealed objects no one pins, worth `bytes`: without
+  // a spill directory dropped at once (their bytes added to *freed), with
+  // one marked and appended to *jobs.
+  void ChooseVictimsLocked(uint64_t bytes, uint64_t* freed, std::vector<SpillJob>* jobs);
+  void WriteSpills(std::vector<SpillJob>* jobs) const;  // needs no mutex
+  // The written spills whose objects are still unpinned and the same: their
+  // memory goes. Returns the bytes freed.
+  uint64_t CommitSpillsLocked(std::vector<SpillJob>* jobs);
   void EventLocked(StoreEvent::Kind kind, const ObjectId& id, const Entry& e);
   // Drops the store's reference of a sealed entry and erases it.
   void DropSealedLocked(Entries::iterator it, StoreEvent::Kind why);
-  uint64_t EvictLocked(uint64_t bytes);
+  // With `lock`, spill files are written without it.
+  uint64_t EvictLocked(uint64_t bytes, std::unique_lock<std::mutex>* lock);
   uint64_t UsedLocked() const;
 
   control::Catalogue* catalogue_;
@@ -226,6 +250,8 @@ class ObjectTable {
   // Objects a Get is restoring: eviction leaves them alone.
   std::unordered_set<ObjectId, ObjectIdHash> restoring_;
   std::string last_spill_error_;
+  uint64_t next_ticket_ = 1;
+  std::function<void()> spill_hook_;
   Entries entries_;
   std::map<uint64_t, ObjectId> lru_;  // oldest use first
   uint64_t next_lru_ = 1;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -14,6 +15,7 @@ namespace quiver::store {
 namespace {
 
 constexpr char kSuffix[] = ".spill";
+constexpr char kPartSuffix[] = ".part";
 constexpr uint64_t kMagic = 0x4C4C495053565551ULL;  // "QUVSPILL", little-endian
 
 struct Trailer {
@@ -112,6 +114,15 @@ bool IsSpillFile(const char* name) {
   return n == 2 * ObjectId::kSize + s && std::strcmp(name + n - s, kSuffix) == 0;
 }
 
+// "<40 hex digits>.<decimal ticket>.part"
+bool IsPartFile(const char* name) {
+  const size_t n = std::strlen(name), s = sizeof(kPartSuffix) - 1;
+  const size_t id = 2 * ObjectId::kSize;
+  return n > id + 1 + s && name[id] == '.' &&
+         std::strcmp(name + n - s, kPartSuffix) == 0 &&
+         ObjectId::FromHex(std::string_view(name, id)).ok();
+}
+
 }  // namespace
 
 Result<SpillDir> SpillDir::Open(const std::string& path) {
@@ -145,9 +156,10 @@ size_t SpillDir::RemoveExcept(const std::set<ObjectId>& keep) const {
   DIR* d = ::opendir(path_.c_str());
   if (d == nullptr) return 0;
   while (const dirent* e = ::readdir(d)) {
-    if (!IsSpillFile(e->d_name)) continue;
+    const bool part = IsPartFile(e->d_name);  // a write a crash cut short
+    if (!part && !IsSpillFile(e->d_name)) continue;
     auto id = ObjectId::FromHex(std::string_view(e->d_name, 2 * ObjectId::kSize));
-    if (id.ok() && keep.count(*id) != 0) continue;
+    if (!part && id.ok() && keep.count(*id) != 0) continue;
     if (::unlinkat(::dirfd(d), e->d_name, 0) == 0) ++removed;
   }
   ::closedir(d);
@@ -163,10 +175,34 @@ std::string SpillDir::FileOf(const ObjectId& id) const {
   return path_ + "/" + id.Hex() + kSuffix;
 }
 
+std::string SpillDir::PartOf(const ObjectId& id, uint64_t ticket) const {
+  return path_ + "/" + id.Hex() + "." + std::to_string(ticket) + kPartSuffix;
+}
+
 Status SpillDir::Write(const ObjectId& id, const void* data, uint64_t len) const {
-  const std::string file = FileOf(id);
+  static std::atomic<uint64_t> tickets{1ULL << 63};  // apart from the table's
+  const uint64_t ticket = tickets.fetch_add(1);
+  QUIVER_RETURN_NOT_OK(WritePart(id, ticket, data, len));
+  return Commit(id, ticket);
+}
+
+Status SpillDir::Commit(const ObjectId& id, uint64_t ticket) const {
+  const std::string part = PartOf(id, ticket), file = FileOf(id);
+  if (::rename(part.c_str(), file.c_str()) == 0) return Status::OK();
+  Status st = Status::IOError(Errno("renaming " + part + " to " + file));
+  ::unlink(part.c_str());
+  return st;
+}
+
+void SpillDir::Discard(const ObjectId& id, uint64_t ticket) const {
+  ::unlink(PartOf(id, ticket).c_str());
+}
+
+Status SpillDir::WritePart(const ObjectId& id, uint64_t ticket, const void* data,
+                           uint64_t len) const {
+  const std::string file = PartOf(id, ticket);
   const int fd =
-      ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+      ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError(Errno("creating spill file " + file));
   auto* p = const_cast<uint8_t*>(static_cast<const uint8_t*>(data));
   Trailer t{kMagic, id.Prefix(), len, 0};

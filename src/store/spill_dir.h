@@ -9,7 +9,11 @@
 // back as the object. Files are created 0600 with O_NOFOLLOW in a
 // directory the daemon creates 0700 (or an existing one it owns).
 //
-// Thread-compatible: the ObjectTable calls it under its own mutex.
+// A spill is written to a part file of its own ("<id>.<ticket>.part") and
+// renamed over the object's file when it commits, so writes of one id can
+// run beside anything else and an abandoned one never replaces a file.
+//
+// Thread-safe for different ids, and for one id's part files.
 #pragma once
 
 #include <cstdint>
@@ -27,13 +31,21 @@ class SpillDir {
   // node left there stay until RemoveExcept.
   static Result<SpillDir> Open(const std::string& path);
   // Removes every spill file but those of `keep` (the spilled objects a
-  // restarted daemon found records of); returns how many went.
+  // restarted daemon found records of), and every part file; returns how
+  // many went.
   size_t RemoveExcept(const std::set<ObjectId>& keep) const;
   bool Exists(const ObjectId& id) const;
 
   // Writes `len` bytes at `data` as object `id`'s file (replacing one of
-  // the same id). On failure nothing is left behind.
+  // the same id): WritePart, then Commit. On failure nothing is left behind.
   Status Write(const ObjectId& id, const void* data, uint64_t len) const;
+  // Writes them to part file `ticket` of `id` (unique among writes in
+  // flight); on failure it is gone.
+  Status WritePart(const ObjectId& id, uint64_t ticket, const void* data,
+                   uint64_t len) const;
+  // Makes part `ticket` object `id`'s file, or drops it.
+  Status Commit(const ObjectId& id, uint64_t ticket) const;
+  void Discard(const ObjectId& id, uint64_t ticket) const;
   // Reads object `id`'s `len` bytes into `out`, checking the trailer.
   Status Read(const ObjectId& id, void* out, uint64_t len) const;
   void Remove(const ObjectId& id) const;
@@ -42,6 +54,7 @@ class SpillDir {
 
  private:
   std::string FileOf(const ObjectId& id) const;
+  std::string PartOf(const ObjectId& id, uint64_t ticket) const;
 
   std::string path_;
 };

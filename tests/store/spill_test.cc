@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -92,13 +93,20 @@ TEST(SpillDirTest, ADamagedFileNeverComesBackAsTheObject) {
   EXPECT_NE(st.message().find("does not hold object"), std::string::npos)
       << st.ToString();
 
-  // A planted symlink is neither followed on write nor on read.
+  // A planted symlink is neither followed on write (the written file
+  // replaces the link itself) nor on read.
   const std::string target = tmp.path() + "/target";
   { std::ofstream(target) << "precious"; }
   std::filesystem::remove(file);
   std::filesystem::create_symlink(target, file);
-  EXPECT_FALSE(spill.Write(id, in.data(), in.size()).ok());
   EXPECT_FALSE(spill.Read(id, out.data(), out.size()).ok());
+  ASSERT_OK(spill.Write(id, in.data(), in.size()));
+  EXPECT_FALSE(std::filesystem::is_symlink(file));
+  ASSERT_OK(spill.Read(id, out.data(), out.size()));
+  EXPECT_EQ(out, in);
+  // Nor at a part file's name.
+  std::filesystem::create_symlink(target, tmp.path() + "/" + id.Hex() + ".7.part");
+  EXPECT_FALSE(spill.WritePart(id, 7, in.data(), in.size()).ok());
   std::ifstream t(target);
   std::string text;
   t >> text;
@@ -124,11 +132,15 @@ TEST(SpillDirTest, RefusesDirectoriesOthersCanWriteAndRemovesFilesNotKept) {
     const auto in = Bytes(10, 1);
     ASSERT_OK(spill.Write(ObjectId::FromName("a"), in.data(), in.size()));
     ASSERT_OK(spill.Write(ObjectId::FromName("b"), in.data(), in.size()));
+    // A spill a crash cut short, even of an object kept.
+    ASSERT_OK(spill.WritePart(ObjectId::FromName("b"), 5, in.data(), in.size()));
   }
   { std::ofstream(dir + "/notes.txt") << "kept"; }
   ASSERT_OK_AND_ASSIGN(SpillDir again, SpillDir::Open(dir));
   EXPECT_TRUE(again.Exists(ObjectId::FromName("a")));
-  EXPECT_EQ(again.RemoveExcept({ObjectId::FromName("b")}), 1u);
+  EXPECT_EQ(again.RemoveExcept({ObjectId::FromName("b")}), 2u);
+  EXPECT_FALSE(
+      std::filesystem::exists(dir + "/" + ObjectId::FromName("b").Hex() + ".5.part"));
   EXPECT_FALSE(again.Exists(ObjectId::FromName("a")));
   EXPECT_TRUE(again.Exists(ObjectId::FromName("b")));
   EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
@@ -185,6 +197,85 @@ TEST(ObjectTableSpillTest, EvictionSpillsAndGetRestores) {
   EXPECT_EQ(table.Delete(ids).deleted, 20u);
   EXPECT_EQ(cat.Stats().bytes, 0u);
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path() + "/spill"));
+}
+
+// Spill files are written without the table's mutex: meanwhile other
+// calls go on, a victim deleted is not spilled (its file is dropped), a
+// victim a Get pinned stays in memory, whole; then an Evict with no one in
+// the way spills for real.
+TEST(ObjectTableSpillTest, SpillsAreWrittenWithoutHoldingTheTable) {
+  constexpr uint64_t kRegion = 1 << 20;
+  const uint64_t each = kRegion / 8;
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/spill";
+  Region region(kRegion);
+  Catalogue cat(region.allocator(), 0, kGranule, CatalogueLimits{});
+  ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(dir));
+  ObjectTable table(&cat, 0, kRegion, StoreLimits{}, std::move(spill));
+  ASSERT_OK_AND_ASSIGN(auto w, cat.OpenSession(Client(0)));
+  ASSERT_OK_AND_ASSIGN(auto r, cat.OpenSession(Client(1)));
+  std::vector<ObjectId> ids;
+  auto put = [&](int i) {
+    ids.push_back(ObjectId::FromName("w" + std::to_string(i)));
+    auto v = table.Create(w, ids.back(), each, 0);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    const auto bytes = Bytes(each, static_cast<uint8_t>(i));
+    std::memcpy(reinterpret_cast<void*>(v->address), bytes.data(), each);
+    ASSERT_OK(table.Seal(w, ids.back()));
+  };
+  for (int i = 0; i < 7; ++i) put(i);
+  ASSERT_EQ(table.Counters().spills, 0u);
+
+  // The eighth passes the high watermark: w0 and w1 are the victims.
+  int hooked = 0;
+  Handle pin;
+  table.SetSpillHookForTesting([&] {
+    if (hooked++ > 0) return;
+    auto other = std::async(std::launch::async, [&] {
+      EXPECT_TRUE(table.Contains(ids[5]));
+      EXPECT_TRUE(table.Contains(ids[0]));  // not spilled yet
+      EXPECT_EQ(table.Delete({ids[0]}).deleted, 1u);
+      auto got = table.Get(r, {ids[1]});
+      EXPECT_TRUE(got.ok() && got->found.size() == 1u);
+      if (got.ok()) pin = got->pin;
+    });
+    ASSERT_EQ(other.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+        << "the table's mutex is held while spill files are written";
+  });
+  put(7);
+  EXPECT_EQ(hooked, 1);
+  auto c = table.Counters();
+  EXPECT_EQ(c.spills, 0u);
+  EXPECT_EQ(c.spill_failures, 0u);
+  EXPECT_FALSE(table.Contains(ids[0]));
+  EXPECT_TRUE(table.Contains(ids[1]));
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a discarded spill left a file";
+  ASSERT_OK_AND_ASSIGN(auto again, table.Get(r, {ids[1]}));
+  ASSERT_EQ(again.found.size(), 1u);
+  const auto want1 = Bytes(each, 1);
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(again.found[0].address),
+                        want1.data(), each),
+            0);
+  ASSERT_OK(table.Release(r, again.pin));
+  ASSERT_OK(table.Release(r, pin));
+
+  // No one in the way: the least recently used (w2) is spilled, and comes
+  // back whole.
+  EXPECT_EQ(table.Evict(each), each);
+  EXPECT_EQ(table.Counters().spills, 1u);
+  for (const auto& l : table.List()) {
+    EXPECT_EQ(l.state == ObjectState::kSpilled, l.id == ids[2]) << l.id.Hex();
+  }
+  ASSERT_OK_AND_ASSIGN(auto back, table.Get(r, {ids[2]}));
+  ASSERT_EQ(back.found.size(), 1u);
+  const auto want2 = Bytes(each, 2);
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(back.found[0].address),
+                        want2.data(), each),
+            0);
+  ASSERT_OK(table.Release(r, back.pin));
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().extension(), ".spill") << e.path();
+  }
 }
 
 // A restart is a new catalogue and table over the same region (what a
