@@ -231,26 +231,44 @@ Status ObjectTable::Abort(SessionId session, const ObjectId& id) {
 
 Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
                                                const std::vector<ObjectId>& ids) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  std::map<ObjectId, std::string> lost;
+  // Spilled objects come back first, their files read without the mutex;
+  // an eviction meanwhile may take one of the others: then again.
+  for (int round = 0;; ++round) {
+    restored_cv_.wait(lock, [&] {
+      for (const ObjectId& id : ids) {
+        auto it = entries_.find(id);
+        if (it != entries_.end() && it->second.restoring != 0) return false;
+      }
+      return true;
+    });
+    bool spilled = false;
+    for (const ObjectId& id : ids) {
+      auto it = entries_.find(id);
+      spilled =
+          spilled || (it != entries_.end() && it->second.state == ObjectState::kSpilled);
+    }
+    if (!spilled) break;
+    if (round == 8) {
+      return Status::OutOfMemory("Get at node ", node_, ": objects it restored were ",
+                                 "evicted again before it could pin them; the store "
+                                 "is too full for this batch");
+    }
+    QUIVER_RETURN_NOT_OK(RestoreAll(session, ids, &lock, &lost));
+  }
   GetReply reply;
   std::vector<uint64_t> objects;
-  struct Unprotect {
-    std::unordered_set<ObjectId, ObjectIdHash>* set;
-    ~Unprotect() { set->clear(); }
-  } unprotect{&restoring_};
   for (const ObjectId& id : ids) {
     auto it = entries_.find(id);
     if (it == entries_.end()) {
-      reply.missing.push_back(id);
-      continue;
-    }
-    if (it->second.state == ObjectState::kSpilled) {
-      Status st = RestoreLocked(session, it);
-      if (st.IsObjectLost()) {
-        reply.lost.emplace_back(id, st.message());
-        continue;
+      auto l = lost.find(id);
+      if (l != lost.end()) {
+        reply.lost.emplace_back(id, l->second);
+      } else {
+        reply.missing.push_back(id);
       }
-      QUIVER_RETURN_NOT_OK(st);
+      continue;
     }
     const Entry& e = it->second;
     if (e.state == ObjectState::kCreating) {
@@ -273,38 +291,84 @@ Status ObjectTable::Release(SessionId session, const Handle& pin) {
   return catalogue_->Release(session, pin);
 }
 
-Status ObjectTable::RestoreLocked(SessionId getter, Entries::iterator it) {
+Status ObjectTable::RestoreAll(SessionId getter, const std::vector<ObjectId>& ids,
+                               std::unique_lock<std::mutex>* lock,
+                               std::map<ObjectId, std::string>* lost) {
   const SessionId session = restore_session_ != 0 ? restore_session_ : getter;
-  const ObjectId id = it->first;
-  Entry& e = it->second;
-  const uint64_t size = SizeOf(e);
-  auto a = AllocateLocked(session, size, nullptr);
-  if (!a.ok()) {
-    return a.status().WithContext("restoring spilled " + Describe(id) + " at node " +
-                                  std::to_string(node_));
+  struct Job {
+    ObjectId id;
+    uint64_t ticket = 0, address = 0, size = 0;
+    Status read;
+  };
+  std::vector<Job> jobs;
+  // Room for each (evicting others, never one of this batch), and marks:
+  // other Gets of them wait, Delete may still take them.
+  batch_.insert(ids.begin(), ids.end());
+  struct Unprotect {
+    std::unordered_set<ObjectId, ObjectIdHash>* set;
+    ~Unprotect() { set->clear(); }
+  } unprotect{&batch_};
+  for (const ObjectId& id : ids) {
+    auto it = entries_.find(id);
+    if (it == entries_.end() || it->second.state != ObjectState::kSpilled ||
+        it->second.restoring != 0) {
+      continue;  // not spilled, or twice in the batch
+    }
+    const uint64_t size = SizeOf(it->second);
+    auto a = AllocateLocked(session, size, nullptr);
+    if (!a.ok()) {
+      for (const Job& job : jobs) {
+        entries_[job.id].restoring = 0;
+        (void)catalogue_->Free(session, {job.address});
+      }
+      restored_cv_.notify_all();
+      return a.status().WithContext("restoring spilled " + Describe(id) + " at node " +
+                                    std::to_string(node_));
+    }
+    it->second.restoring = next_ticket_++;
+    jobs.push_back({id, it->second.restoring, a->address, size, {}});
   }
-  e.address = a->address;
-  const uint64_t spilled_record = e.record;
-  auto* p = reinterpret_cast<uint8_t*>(e.address);
-  Status st = spill_->Read(id, p, size);
-  // Readers on other nodes must find the bytes in memory, not in this
-  // node's caches.
-  if (st.ok() && !coherent_) st = coherence::FlushRange(p, size);
-  if (st.ok()) st = PublishLocked(session, id, &e);
-  if (spilled_record != 0) catalogue_->FreeRecord(spilled_record);
-  if (!st.ok()) {
-    // The object cannot come back: the store forgets it.
-    (void)catalogue_->Free(session, {e.address});
-    spill_->Remove(id);
-    EventLocked(StoreEvent::Kind::kDeleted, id, e);
-    removed_.push_back(id);
-    entries_.erase(it);
-    return Status::ObjectLost("spilled ", Describe(id), " is lost: ", st.message());
+  batch_.clear();
+  lock->unlock();
+  if (spill_hook_ && !jobs.empty()) spill_hook_();
+  for (Job& job : jobs) {
+    auto* p = reinterpret_cast<uint8_t*>(job.address);
+    job.read = spill_->Read(job.id, p, job.size);
+    // Readers on other nodes must find the bytes in memory, not in this
+    // node's caches.
+    if (job.read.ok() && !coherent_) job.read = coherence::FlushRange(p, job.size);
   }
-  spill_->Remove(id);
-  restoring_.insert(id);
-  ++counters_.restores;
-  counters_.restored_bytes += size;
+  lock->lock();
+  for (Job& job : jobs) {
+    auto it = entries_.find(job.id);
+    if (it == entries_.end() || it->second.restoring != job.ticket) {
+      // Deleted meanwhile (its file with it): the room goes back.
+      (void)catalogue_->Free(session, {job.address});
+      continue;
+    }
+    Entry& e = it->second;
+    e.restoring = 0;
+    const uint64_t spilled_record = e.record;
+    Status st = job.read;
+    if (st.ok()) {
+      e.address = job.address;
+      st = PublishLocked(session, job.id, &e);
+    }
+    if (spilled_record != 0) catalogue_->FreeRecord(spilled_record);
+    spill_->Remove(job.id);
+    if (!st.ok()) {
+      // The object cannot come back: the store forgets it.
+      (void)catalogue_->Free(session, {job.address});
+      EventLocked(StoreEvent::Kind::kDeleted, job.id, e);
+      removed_.push_back(job.id);
+      entries_.erase(it);
+      (*lost)[job.id] = "spilled " + Describe(job.id) + " is lost: " + st.message();
+      continue;
+    }
+    ++counters_.restores;
+    counters_.restored_bytes += job.size;
+  }
+  restored_cv_.notify_all();
   return Status::OK();
 }
 
@@ -448,9 +512,9 @@ void ObjectTable::ChooseVictimsLocked(uint64_t bytes, uint64_t* freed,
     auto it = entries_.find(l->second);
     ++l;  // DropSealedLocked erases the current key
     if (it == entries_.end() || it->second.spilling != 0) continue;
+    if (batch_.count(it->first) != 0) continue;  // a Get is restoring room for it
     // A pin anywhere in the cluster is a pin here: readers pin at the home.
     if (catalogue_->PinsOf(it->second.address) > 0) continue;
-    if (restoring_.count(it->first) != 0) continue;  // a Get is about to pin it
     const uint64_t size = SizeOf(it->second);
     if (spill_) {
       it->second.spilling = next_ticket_++;

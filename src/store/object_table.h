@@ -23,10 +23,13 @@
 // Evict writes its spill files without the mutex: victims are chosen and
 // marked under it, written, then committed under it again only if no one
 // deleted or pinned them meanwhile (else the file is dropped and the object
-// stays as it is). A Get's restore, and the eviction it may need, hold it.
+// stays as it is). A Get reads spilled objects back the same way (the
+// eviction that makes room for them holds the mutex); other Gets of those
+// objects wait for it, a Delete meanwhile wins.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -183,7 +186,7 @@ class ObjectTable {
   // The region's store epoch (memory::kStoreEpochOffset): incremented, and
   // once now, whenever an object stops being readable here.
   void SetEpochWord(uint64_t* word);
-  // Tests: called while spill files are written without the mutex.
+  // Tests: called while spill files are written or read without the mutex.
   void SetSpillHookForTesting(std::function<void()> hook) {
     spill_hook_ = std::move(hook);
   }
@@ -193,9 +196,10 @@ class ObjectTable {
     ObjectState state = ObjectState::kCreating;
     uint64_t address = 0, data_size = 0, metadata_size = 0;
     SessionId creator = 0;
-    uint64_t lru = 0;       // key in lru_ (sealed only)
-    uint64_t record = 0;    // its record in the region (sealed only; 0: none)
-    uint64_t spilling = 0;  // the ticket of its spill being written (0: none)
+    uint64_t lru = 0;        // key in lru_ (sealed only)
+    uint64_t record = 0;     // its record in the region (sealed only; 0: none)
+    uint64_t spilling = 0;   // the ticket of its spill being written (0: none)
+    uint64_t restoring = 0;  // the ticket of its file being read back (0: none)
     std::chrono::system_clock::time_point last_use{};
   };
   using Entries = std::unordered_map<ObjectId, Entry, ObjectIdHash>;
@@ -213,8 +217,12 @@ class ObjectTable {
                                              std::unique_lock<std::mutex>* lock);
   // Hands an entry `session` wrote to the store: sealed, held by the store.
   Status PublishLocked(SessionId session, const ObjectId& id, Entry* e);
-  // Reads a spilled entry back into the region for `session`.
-  Status RestoreLocked(SessionId session, Entries::iterator it);
+  // Reads the spilled objects of `ids` back into the region, the files
+  // without the mutex (`lock` is released meanwhile). One whose file is
+  // unreadable or corrupt is forgotten and described in `lost`.
+  Status RestoreAll(SessionId getter, const std::vector<ObjectId>& ids,
+                    std::unique_lock<std::mutex>* lock,
+                    std::map<ObjectId, std::string>* lost);
   // One object eviction writes to the spill directory.
   struct SpillJob {
     ObjectId id;
@@ -247,8 +255,10 @@ class ObjectTable {
   void BumpEpochLocked();
 
   mutable std::mutex mu_;
-  // Objects a Get is restoring: eviction leaves them alone.
-  std::unordered_set<ObjectId, ObjectIdHash> restoring_;
+  // The ids of the Get making room for its restores: eviction leaves them.
+  std::unordered_set<ObjectId, ObjectIdHash> batch_;
+  // Signalled when restores finish (Gets of the same objects wait).
+  std::condition_variable restored_cv_;
   std::string last_spill_error_;
   uint64_t next_ticket_ = 1;
   std::function<void()> spill_hook_;

@@ -278,6 +278,67 @@ TEST(ObjectTableSpillTest, SpillsAreWrittenWithoutHoldingTheTable) {
   }
 }
 
+// Restores read their files without the table's mutex: meanwhile other
+// calls go on, and a Delete of one of the objects being restored wins (the
+// Get then misses it, its room and file are gone).
+TEST(ObjectTableSpillTest, RestoresAreReadWithoutHoldingTheTable) {
+  constexpr uint64_t kRegion = 1 << 20;
+  const uint64_t each = kRegion / 8;
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/spill";
+  Region region(kRegion);
+  Catalogue cat(region.allocator(), 0, kGranule, CatalogueLimits{});
+  ASSERT_OK_AND_ASSIGN(SpillDir spill, SpillDir::Open(dir));
+  ObjectTable table(&cat, 0, kRegion, StoreLimits{}, std::move(spill));
+  ASSERT_OK_AND_ASSIGN(auto w, cat.OpenSession(Client(0)));
+  ASSERT_OK_AND_ASSIGN(auto r, cat.OpenSession(Client(1)));
+  std::vector<ObjectId> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(ObjectId::FromName("r" + std::to_string(i)));
+    ASSERT_OK_AND_ASSIGN(auto v, table.Create(w, ids.back(), each, 0));
+    const auto bytes = Bytes(each, static_cast<uint8_t>(i));
+    std::memcpy(reinterpret_cast<void*>(v.address), bytes.data(), each);
+    ASSERT_OK(table.Seal(w, ids.back()));
+  }
+  ASSERT_EQ(table.Evict(2 * each), 2 * each);  // r0 and r1 spilled
+  ASSERT_EQ(table.Counters().objects_spilled, 2u);
+  const uint64_t in_memory = cat.Stats().bytes;
+
+  int hooked = 0;
+  table.SetSpillHookForTesting([&] {
+    if (hooked++ > 0) return;
+    auto other = std::async(std::launch::async, [&] {
+      ASSERT_OK_AND_ASSIGN(auto got, table.Get(r, {ids[3]}));
+      EXPECT_EQ(got.found.size(), 1u);
+      EXPECT_TRUE(table.Release(r, got.pin).ok());
+      EXPECT_EQ(table.Delete({ids[1]}).deleted, 1u);
+    });
+    ASSERT_EQ(other.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+        << "the table's mutex is held while spill files are read";
+  });
+  ASSERT_OK_AND_ASSIGN(auto got, table.Get(r, {ids[0], ids[1], ids[2]}));
+  EXPECT_EQ(hooked, 1);
+  ASSERT_EQ(got.found.size(), 2u);
+  EXPECT_EQ(got.found[0].id, ids[0]);
+  EXPECT_EQ(got.found[1].id, ids[2]);
+  ASSERT_EQ(got.missing.size(), 1u);
+  EXPECT_EQ(got.missing[0], ids[1]);
+  EXPECT_TRUE(got.lost.empty());
+  const auto want = Bytes(each, 0);
+  EXPECT_EQ(
+      std::memcmp(reinterpret_cast<const void*>(got.found[0].address), want.data(), each),
+      0);
+  ASSERT_OK(table.Release(r, got.pin));
+  // r0 back in memory; r1's room and file gone with it (and its record:
+  // the difference is records, far below an object's size).
+  EXPECT_LE(cat.Stats().bytes, in_memory + each);
+  EXPECT_GE(cat.Stats().bytes + 1024, in_memory + each);
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  auto c = table.Counters();
+  EXPECT_EQ(c.restores, 1u);
+  EXPECT_EQ(c.objects_spilled, 0u);
+}
+
 // A restart is a new catalogue and table over the same region (what a
 // daemon taking its region over does): sealed objects come back from their
 // records, spilled ones from theirs and their files; one being created and

@@ -82,9 +82,12 @@ constexpr const char* kUsage = R"(usage: quiver <command> [args]
 
 commands:
   demo [--rows N] [--backing shm|incoherent] [--nodes K]
+       [--stall-ms MS] [--keep-logs]
                                start a cluster on this host, build a HugeTable in
                                every node's memory, publish it as descriptors, sum
-                               it on every node, compare with full IPC copies
+                               it on every node, compare with full IPC copies;
+                               give up when no step completes for MS ms, keep the
+                               daemons' logs
   status --config F [--node N] nodes, regions, memory use, published tables and
                                the object store's use per node
   store ls|stat [ID]|rm ID... --config F [--node N]
