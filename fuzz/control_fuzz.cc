@@ -503,12 +503,12 @@ std::vector<Seed> MakeSeeds() {
   located.add_home_plus_one(0);
   located.add_lost("");
   located.add_lost("node 2 is offline");
-  wire::StoreCreateRequest put = create;  // CreateAndSeal: contents inline
-  put.set_data_size(3);
-  put.set_metadata_size(1);
-  put.set_seal(true);
-  put.set_contents("abcm");
-  message("StoreCreateRequest", put.SerializeAsString());
+  wire::StoreCreateRequest create_seal = create;  // CreateAndSeal: contents inline
+  create_seal.set_data_size(3);
+  create_seal.set_metadata_size(1);
+  create_seal.set_seal(true);
+  create_seal.set_contents("abcm");
+  message("StoreCreateRequest", create_seal.SerializeAsString());
   message("StoreGetRequest", get.SerializeAsString());
   message("StoreGetReply", got.SerializeAsString());
   message("StoreEventsReply", events.SerializeAsString());

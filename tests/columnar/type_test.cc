@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
+#include "quiver/columnar/bit_util.h"
+
 namespace quiver {
 
 TEST(TypeTest, ToStringMatchesArrowNames) {
@@ -64,4 +68,22 @@ TEST(TypeTest, LayoutBufferCounts) {
   EXPECT_EQ(LayoutBufferCount(TypeId::kFixedSizeList), 1);
 }
 
+}  // namespace quiver
+
+namespace quiver {
+namespace {
+
+// Lengths come from untrusted files: the byte count of a bitmap must not
+// overflow for any of them (the IPC fuzzer found (bits + 7) >> 3 did).
+TEST(BitUtil, BytesForBitsNeverOverflows) {
+  EXPECT_EQ(bit_util::BytesForBits(0), 0);
+  EXPECT_EQ(bit_util::BytesForBits(1), 1);
+  EXPECT_EQ(bit_util::BytesForBits(8), 1);
+  EXPECT_EQ(bit_util::BytesForBits(9), 2);
+  EXPECT_EQ(bit_util::BytesForBits(INT64_MAX), INT64_MAX / 8 + 1);
+  EXPECT_EQ(bit_util::BytesForBits(INT64_MAX - 2), INT64_MAX / 8 + 1);
+  EXPECT_EQ(bit_util::BytesForBits(INT64_MAX - 7), INT64_MAX / 8);
+}
+
+}  // namespace
 }  // namespace quiver

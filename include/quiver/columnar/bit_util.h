@@ -7,7 +7,8 @@
 
 namespace quiver::bit_util {
 
-constexpr int64_t BytesForBits(int64_t bits) { return (bits + 7) >> 3; }
+// Never overflows, whatever length an untrusted file gives.
+constexpr int64_t BytesForBits(int64_t bits) { return (bits >> 3) + ((bits & 7) != 0); }
 
 inline bool GetBit(const uint8_t* bits, int64_t i) {
   return (bits[i >> 3] >> (i & 7)) & 1;
