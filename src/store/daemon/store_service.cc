@@ -179,6 +179,26 @@ class StoreService final : public control::daemon::Service {
         &only);
   }
 
+  // Ids between a Create's arrival and its entry in the table (while their
+  // reservation travels): a Get here waits for them as for objects being
+  // created, since their directory node may already name this node.
+  void AddPending(const ObjectId& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_[id];
+  }
+  void RemovePending(const ObjectId& id) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(id);
+      if (it != pending_.end() && --it->second == 0) pending_.erase(it);
+    }
+    node_.Changed();
+  }
+  bool IsPending(const ObjectId& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pending_.count(id) != 0;
+  }
+
   // Un-reserves what left the table at the ids' directory nodes.
   void ForgetRemoved() { Unreserve(table_.TakeRemoved()); }
 
@@ -284,6 +304,7 @@ class StoreService final : public control::daemon::Service {
   std::map<uint32_t, std::vector<ObjectId>> retry_;  // directory node -> ids
   std::map<uint32_t, uint64_t> seen_;                // peer -> generation reconciled
   std::set<uint32_t> resyncing_;
+  std::map<ObjectId, int> pending_;  // Creates in flight per id
 };
 
 StoreService* Svc(Node& node) { return node.service<StoreService>(); }
@@ -332,11 +353,16 @@ void HandleCreate(Node& node, const CallPtr& call, std::string_view payload) {
   }
   StoreService* svc = Svc(node);
   auto contents = std::make_shared<std::string>(std::move(*req->mutable_contents()));
+  svc->AddPending(*id);
   svc->Reserve(*id, [svc, call, id = *id, data_size, metadata_size, seal, contents](
                         Status st, bool fresh) {
-    if (!st.ok()) return call->Fail(st);
+    if (!st.ok()) {
+      svc->RemovePending(id);
+      return call->Fail(st);
+    }
     const control::SessionId session = call->state().session;
     auto made = svc->table().Create(session, id, data_size, metadata_size);
+    svc->RemovePending(id);
     svc->ForgetRemoved();  // what eviction made room from
     if (!made.ok()) {
       if (fresh) svc->Unreserve({id});
@@ -413,11 +439,25 @@ void HandleGet(Node& node, const CallPtr& call, std::string_view payload) {
   if (!parsed.ok()) return call->Fail(parsed.status());
   StoreService* svc = Svc(node);
   auto check = [svc, ids = std::move(*parsed)](const CallPtr& c, bool expired) {
-    if (!expired && svc->table().CountCreating(ids) > 0) return false;
+    auto pending = [svc, &ids] {
+      return std::any_of(ids.begin(), ids.end(),
+                         [svc](const ObjectId& id) { return svc->IsPending(id); });
+    };
+    if (!expired && (svc->table().CountCreating(ids) > 0 || pending())) return false;
     auto got = svc->table().Get(c->state().session, ids);
     if (!got.ok()) {
       c->Fail(got.status());
       return true;
+    }
+    // Still on their way into the table: being created, not missing.
+    auto& missing = got->missing;
+    for (auto it = missing.begin(); it != missing.end();) {
+      if (svc->IsPending(*it)) {
+        got->creating.push_back(*it);
+        it = missing.erase(it);
+      } else {
+        ++it;
+      }
     }
     wire::StoreGetReply rep;
     for (const auto& v : got->found) ToWire(v, rep.add_found());
