@@ -55,7 +55,7 @@ uint64_t ObjectTable::SizeOf(const Entry& e) const {
   return e.data_size + e.metadata_size;
 }
 
-uint64_t ObjectTable::UsedLocked() const { return catalogue_->Stats().bytes; }
+uint64_t ObjectTable::UsedLocked() const { return catalogue_->Bytes(); }
 
 void ObjectTable::TouchLocked(const ObjectId& id, Entry* e) {
   e->last_use = std::chrono::system_clock::now();

@@ -119,6 +119,7 @@ Result<std::vector<FoundRecord>> Catalogue::Recover() {
     o.recovered = true;
     o.tag_pins = static_cast<uint16_t>(tag::Pins(info.tag));
     objects_[info.address] = o;
+    bytes_ += o.size;
     nodes_[o.creator_node].bytes += o.size;
     if (o.record && o.sealed && info.requested <= info.size) {
       const auto* p = reinterpret_cast<const char*>(info.address);
@@ -257,6 +258,7 @@ Result<Allocation> Catalogue::Allocate(SessionId session, uint64_t size,
   Object& o = objects_[address];
   o = Object{};
   o.size = padded;
+  bytes_ += padded;
   o.creator_node = who;
   o.charged = !system;
   o.creator = session;
@@ -312,6 +314,7 @@ Result<Allocation> Catalogue::Reallocate(SessionId session, uint64_t address,
     (void)allocator_->SetTag(q, tag::Make(o.creator_node));
   }
   objects_[moved] = o;
+  bytes_ = bytes_ - old + padded;
   s->held = s->held - old + padded;
   if (o.charged) account.bytes = account.bytes - old + padded;
   return Allocation{moved, padded};
@@ -426,6 +429,7 @@ Result<uint64_t> Catalogue::WriteRecord(uint32_t node, std::string_view bytes) {
   Object& o = objects_[address];
   o = Object{};
   o.size = RoundUp(std::max<uint64_t>(bytes.size(), 1), granule_);
+  bytes_ += o.size;
   o.creator_node = node;
   o.sealed = o.record = true;
   nodes_[node].bytes += o.size;
@@ -572,6 +576,7 @@ void Catalogue::FreeLocked(uint64_t address) {
     account.bytes -= std::min(account.bytes, it->second.size);
   }
   freed_bytes_ += it->second.size;
+  bytes_ -= it->second.size;
   objects_.erase(it);
   // The allocator refuses only pointers that are not live allocations,
   // which the object table rules out.
@@ -593,6 +598,11 @@ CatalogueStats Catalogue::Stats() const {
   for (const auto& [id, s] : sessions_) st.pins += s.pins.size();
   st.recovering = recovering_;
   return st;
+}
+
+uint64_t Catalogue::Bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
 }
 
 uint32_t Catalogue::PinsOf(uint64_t object) const {

@@ -164,7 +164,10 @@ class Catalogue {
   Status Release(SessionId session, const Handle& handle);
 
   // --- Views -----------------------------------------------------------------
-  CatalogueStats Stats() const;
+  CatalogueStats Stats() const;  // walks every object
+  // Bytes of the region the catalogue's objects hold (Stats().bytes), kept
+  // as they come and go: for callers on every allocation.
+  uint64_t Bytes() const;
   // Pins (handles) holding this object; publications naming it.
   uint32_t PinsOf(uint64_t object) const;
   uint32_t PublicationsOf(uint64_t object) const;
@@ -228,6 +231,7 @@ class Catalogue {
   SessionId next_session_ = 1;
   bool recovering_ = false;
   uint64_t freed_bytes_ = 0;  // ever freed (for reports)
+  uint64_t bytes_ = 0;        // held now: the sum of objects_' sizes
 };
 
 }  // namespace quiver::control

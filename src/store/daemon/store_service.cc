@@ -603,7 +603,7 @@ void HandleStatus(Node& node, const CallPtr& call, std::string_view) {
   if (const SpillDir* dir = svc->table().spill()) w->set_spill_dir(dir->path());
   w->set_last_spill_error(svc->table().LastSpillError());
   w->set_capacity(svc->table().capacity());
-  w->set_region_used(node.catalogue->Stats().bytes);
+  w->set_region_used(node.catalogue->Bytes());
   w->set_directory_entries(svc->ids().size());
   w->set_last_event(svc->table().last_event());
   call->Reply(rep);
