@@ -477,14 +477,14 @@ std::vector<Seed> MakeSeeds() {
   create.set_data_size(1 << 20);
   create.set_metadata_size(23);
   wire::StoreGetRequest get;
-  get.add_ids(id);
+  get.set_ids(id + std::string(20, '\x6B'));
   get.set_timeout_ms(250);
   wire::StoreGetReply got;
-  auto* object = got.add_found();
-  object->set_id(id);
-  object->set_address(0x300000001000ULL);
-  object->set_data_size(1 << 20);
-  object->set_metadata_size(23);
+  std::string found = id;
+  for (uint64_t v : {0x300000001000ULL, uint64_t{1} << 20, uint64_t{23}}) {
+    found.append(reinterpret_cast<const char*>(&v), sizeof(v));
+  }
+  got.set_found(found);
   got.set_pin(std::string(16, '\x5A'));
   got.add_missing(std::string(20, '\x3D'));
   wire::StoreEventsReply events;

@@ -7,7 +7,11 @@
 //   1  ObjectId::FromHex. An accepted id must print (Hex) to the input in
 //      lower case, and FromBinary of its bytes must give it back.
 //   2  ObjectId::FromBinary: accepted exactly when it has 20 bytes.
-//   3+ DecodeStoreRecord (a record read from a region after a crash): an
+//   3  DecodePackedIds (a Get's ids): accepted ids must pack back to
+//      exactly the input.
+//   4  DecodeFoundRecords (a Get's reply): accepted records must encode
+//      back to exactly the input.
+//   5+ DecodeStoreRecord (a record read from a region after a crash): an
 //      accepted record must encode to exactly its bytes.
 // The store's wire messages are fuzzed by control_fuzz with the rest of the
 // protocol.
@@ -78,6 +82,27 @@ void Record(std::string_view bytes) {
   Check(quiver::store::EncodeStoreRecord(*r) == bytes, "a record has two spellings");
 }
 
+void PackedIds(std::string_view bytes) {
+  auto ids = quiver::store::DecodePackedIds(bytes);
+  if (!ids.ok()) {
+    Check(ids.status().IsInvalid(), "bad packed ids gave an error other than Invalid");
+    return;
+  }
+  Check(quiver::store::EncodePackedIds(*ids) == bytes, "packed ids have two spellings");
+}
+
+void Found(std::string_view bytes) {
+  auto found = quiver::store::DecodeFoundRecords(bytes);
+  if (!found.ok()) {
+    Check(found.status().IsInvalid(),
+          "bad found records gave an error other than Invalid");
+    return;
+  }
+  std::string again;
+  for (const auto& r : *found) quiver::store::AppendFoundRecord(&again, r);
+  Check(again == bytes, "found records have two spellings");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -92,6 +117,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     case 2:
       Binary(rest);
+      break;
+    case 3:
+      PackedIds(rest);
+      break;
+    case 4:
+      Found(rest);
       break;
     default:
       Record(rest);

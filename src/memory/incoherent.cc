@@ -20,6 +20,9 @@ namespace {
 
 constexpr int kMaxViews = 64;
 std::atomic<IncoherentView*> g_views[kMaxViews];
+// One past the highest slot ever used: a process with no emulated region
+// (the usual case) looks at none.
+std::atomic<int> g_views_end{0};
 struct sigaction g_previous_action;
 std::once_flag g_handler_once;
 
@@ -35,8 +38,9 @@ namespace {
 
 IncoherentView* FindView(const void* p) {
   auto a = reinterpret_cast<uintptr_t>(p);
-  for (auto& slot : g_views) {
-    IncoherentView* v = slot.load(std::memory_order_acquire);
+  const int end = g_views_end.load(std::memory_order_acquire);
+  for (int s = 0; s < end; ++s) {
+    IncoherentView* v = g_views[s].load(std::memory_order_acquire);
     if (v == nullptr) continue;
     auto b = reinterpret_cast<uintptr_t>(v->base());
     if (a >= b && a - b < v->size()) return v;
@@ -175,6 +179,9 @@ Result<std::unique_ptr<IncoherentView>> IncoherentView::Map(uint8_t* base, uint6
   std::call_once(g_handler_once, InstallHandler);
   v->slot_ = slot;
   g_views[slot].store(v.get(), std::memory_order_release);
+  int end = g_views_end.load();
+  while (end < slot + 1 && !g_views_end.compare_exchange_weak(end, slot + 1)) {
+  }
   return v;
 }
 

@@ -149,6 +149,12 @@ class LockedOp {
     }
   }
   Status Lock();
+  // Ends one step of a batch: what it changed is whole, so a crash after
+  // this point must not undo it.
+  void Commit() {
+    std::atomic_thread_fence(std::memory_order_release);
+    __atomic_store_n(&m_->undo_count, 0, __ATOMIC_RELEASE);
+  }
   // Saves the core of descriptor i in the undo log (once per operation).
   void Touch(uint32_t i) {
     for (uint32_t k = 0; k < m_->undo_count; ++k) {
@@ -673,6 +679,45 @@ Result<AllocationInfo> RegionAllocator::UpdateTag(const uint8_t* ptr, uint64_t l
   }
   info.tag = tag;
   return info;
+}
+
+Status RegionAllocator::UpdateTags(const std::vector<uint64_t>& addresses,
+                                   const TagUpdates& update) {
+  if (addresses.empty()) return Status::OK();
+  LockedOp op(meta_);
+  QUIVER_RETURN_NOT_OK(op.Lock());
+  Ops ops(meta_, &op, data_);
+  const BlockDesc* d = meta_->descs;
+  uint32_t last = kNil;
+  for (size_t k = 0; k < addresses.size(); ++k) {
+    const auto* ptr = reinterpret_cast<const uint8_t*>(addresses[k]);
+    QUIVER_RETURN_NOT_OK(CheckInDataArea(meta_, ptr, data_, data_size_));
+    const uint64_t off = static_cast<uint64_t>(ptr - data_);
+    // A few steps along the chain from the last block reach the next of a
+    // sorted batch without a tree search.
+    uint32_t i = kNil;
+    for (uint32_t j = last, steps = 0; j != kNil && steps < 4;
+         j = d[j].core.next, ++steps) {
+      if (d[j].core.offset > off) break;
+      if (d[j].core.offset == off) {
+        if (d[j].core.state == kAllocated) i = j;
+        break;
+      }
+    }
+    if (i == kNil) {
+      QUIVER_ASSIGN_OR_RAISE(i, ops.FindAllocated(off));
+    }
+    last = i;
+    BlockCore& c = meta_->descs[i].core;
+    uint64_t tag = c.tag;
+    QUIVER_RETURN_NOT_OK(update(k, InfoOf(c, data_), &tag));
+    if (tag != c.tag) {
+      op.Touch(i);
+      c.tag = tag;
+      op.Commit();
+    }
+  }
+  return Status::OK();
 }
 
 Status RegionAllocator::FreeIf(uint8_t* ptr, const FreeCheck& check) {

@@ -57,12 +57,21 @@ uint64_t ObjectTable::SizeOf(const Entry& e) const {
 
 uint64_t ObjectTable::UsedLocked() const { return catalogue_->Bytes(); }
 
-void ObjectTable::TouchLocked(const ObjectId& id, Entry* e) {
-  e->last_use = std::chrono::system_clock::now();
+void ObjectTable::TouchLocked(const ObjectId& id, Entry* e,
+                              std::chrono::system_clock::time_point now) {
+  e->last_use = now;
   if (e->state != ObjectState::kSealed) return;
-  if (e->lru != 0) lru_.erase(e->lru);
-  e->lru = next_lru_++;
-  lru_.emplace(e->lru, id);
+  if (e->in_lru) {
+    lru_.splice(lru_.end(), lru_, e->lru);
+  } else {
+    e->lru = lru_.insert(lru_.end(), id);
+    e->in_lru = true;
+  }
+}
+
+void ObjectTable::DropLruLocked(Entry* e) {
+  if (e->in_lru) lru_.erase(e->lru);
+  e->in_lru = false;
 }
 
 void ObjectTable::EventLocked(StoreEvent::Kind kind, const ObjectId& id, const Entry& e) {
@@ -138,7 +147,7 @@ Status ObjectTable::PublishLocked(SessionId session, const ObjectId& id, Entry* 
   QUIVER_RETURN_NOT_OK(catalogue_->Free(session, {e->address}));
   e->state = ObjectState::kSealed;
   e->creator = 0;
-  TouchLocked(id, e);
+  TouchLocked(id, e, std::chrono::system_clock::now());
   // So that a daemon restarted on this region finds it again. Without room
   // for the record the object still lives, only not past a restart.
   auto record = catalogue_->WriteRecord(
@@ -182,7 +191,7 @@ void ObjectTable::Adopt(std::vector<control::FoundRecord>* records,
     e.metadata_size = r->metadata_size;
     e.record = it->address;
     auto [pos, inserted] = entries_.emplace(r->id, e);
-    if (!spilled) TouchLocked(r->id, &pos->second);
+    if (!spilled) TouchLocked(r->id, &pos->second, std::chrono::system_clock::now());
     adopted->push_back(r->id);
     it = records->erase(it);
   }
@@ -236,19 +245,17 @@ Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
   // Spilled objects come back first, their files read without the mutex;
   // an eviction meanwhile may take one of the others: then again.
   for (int round = 0;; ++round) {
+    bool spilled = false;
     restored_cv_.wait(lock, [&] {
+      spilled = false;
       for (const ObjectId& id : ids) {
         auto it = entries_.find(id);
-        if (it != entries_.end() && it->second.restoring != 0) return false;
+        if (it == entries_.end()) continue;
+        if (it->second.restoring != 0) return false;
+        spilled = spilled || it->second.state == ObjectState::kSpilled;
       }
       return true;
     });
-    bool spilled = false;
-    for (const ObjectId& id : ids) {
-      auto it = entries_.find(id);
-      spilled =
-          spilled || (it != entries_.end() && it->second.state == ObjectState::kSpilled);
-    }
     if (!spilled) break;
     if (round == 8) {
       return Status::OutOfMemory("Get at node ", node_, ": objects it restored were ",
@@ -259,6 +266,7 @@ Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
   }
   GetReply reply;
   std::vector<uint64_t> objects;
+  std::vector<Entry*> pinned;
   for (const ObjectId& id : ids) {
     auto it = entries_.find(id);
     if (it == entries_.end()) {
@@ -277,10 +285,14 @@ Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
     }
     reply.found.push_back({id, e.address, e.data_size, e.metadata_size});
     objects.push_back(e.address);
+    pinned.push_back(&it->second);
   }
   if (!objects.empty()) {
     QUIVER_ASSIGN_OR_RAISE(reply.pin, catalogue_->Pin(session, objects));
-    for (const auto& v : reply.found) TouchLocked(v.id, &entries_[v.id]);
+    const auto now = std::chrono::system_clock::now();
+    for (size_t k = 0; k < pinned.size(); ++k) {
+      TouchLocked(reply.found[k].id, pinned[k], now);
+    }
   }
   counters_.hits += reply.found.size();
   counters_.misses += reply.missing.size();
@@ -401,8 +413,7 @@ uint64_t ObjectTable::CommitSpillsLocked(std::vector<SpillJob>* jobs) {
       continue;
     }
     Entry& e = it->second;
-    if (e.lru != 0) lru_.erase(e.lru);
-    e.lru = 0;
+    DropLruLocked(&e);
     // Its record now says "spilled", so a restarted daemon finds it there.
     auto spilled = catalogue_->WriteRecord(
         node_, EncodeStoreRecord({job.id, 0, e.data_size, e.metadata_size}));
@@ -421,8 +432,8 @@ uint64_t ObjectTable::CommitSpillsLocked(std::vector<SpillJob>* jobs) {
 
 void ObjectTable::DropSealedLocked(Entries::iterator it, StoreEvent::Kind why) {
   BumpEpochLocked();
-  const Entry& e = it->second;
-  if (e.lru != 0) lru_.erase(e.lru);
+  Entry& e = it->second;
+  DropLruLocked(&e);
   EventLocked(why, it->first, e);
   if (e.state == ObjectState::kSpilled) {
     spill_->Remove(it->first);
@@ -509,8 +520,8 @@ void ObjectTable::ChooseVictimsLocked(uint64_t bytes, uint64_t* freed,
                                       std::vector<SpillJob>* jobs) {
   uint64_t chosen = 0;
   for (auto l = lru_.begin(); l != lru_.end() && chosen < bytes;) {
-    auto it = entries_.find(l->second);
-    ++l;  // DropSealedLocked erases the current key
+    auto it = entries_.find(*l);
+    ++l;  // DropSealedLocked erases the current place
     if (it == entries_.end() || it->second.spilling != 0) continue;
     if (batch_.count(it->first) != 0) continue;  // a Get is restoring room for it
     // A pin anywhere in the cluster is a pin here: readers pin at the home.

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -63,12 +64,7 @@ struct StoreLimits {
 };
 
 // One object as Get and Create return it.
-struct ObjectView {
-  ObjectId id;
-  uint64_t address = 0;  // data; metadata follows at address + data_size
-  uint64_t data_size = 0;
-  uint64_t metadata_size = 0;
-};
+using ObjectView = StoreRecord;  // an object where it lies
 
 // One object as List shows it.
 struct ObjectListing {
@@ -196,7 +192,8 @@ class ObjectTable {
     ObjectState state = ObjectState::kCreating;
     uint64_t address = 0, data_size = 0, metadata_size = 0;
     SessionId creator = 0;
-    uint64_t lru = 0;        // key in lru_ (sealed only)
+    bool in_lru = false;  // sealed, in memory: `lru` is its place in lru_
+    std::list<ObjectId>::iterator lru;
     uint64_t record = 0;     // its record in the region (sealed only; 0: none)
     uint64_t spilling = 0;   // the ticket of its spill being written (0: none)
     uint64_t restoring = 0;  // the ticket of its file being read back (0: none)
@@ -209,7 +206,10 @@ class ObjectTable {
   // `if_sealed`) or PermissionDenied ("only its creator <verb> it") else.
   Result<Entries::iterator> CreatingLocked(SessionId session, const ObjectId& id,
                                            const char* verb, const char* if_sealed);
-  void TouchLocked(const ObjectId& id, Entry* e);
+  // Marks the object used at `now`: the newest in the LRU order.
+  void TouchLocked(const ObjectId& id, Entry* e,
+                   std::chrono::system_clock::time_point now);
+  void DropLruLocked(Entry* e);
   // `size` bytes for `session`, evicting first past the high watermark and
   // once more when the region has no hole big enough.
   // With `lock`, spill files are written without it (see the top).
@@ -263,8 +263,7 @@ class ObjectTable {
   uint64_t next_ticket_ = 1;
   std::function<void()> spill_hook_;
   Entries entries_;
-  std::map<uint64_t, ObjectId> lru_;  // oldest use first
-  uint64_t next_lru_ = 1;
+  std::list<ObjectId> lru_;  // oldest use first
   std::deque<StoreEvent> events_;
   uint64_t next_seq_ = 1;
   StoreCounters counters_;

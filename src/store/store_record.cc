@@ -72,4 +72,61 @@ Result<StoreRecord> DecodeStoreRecord(std::string_view bytes) {
   return r;
 }
 
+std::string EncodePackedIds(const std::vector<ObjectId>& ids) {
+  std::string out;
+  out.reserve(ids.size() * ObjectId::kSize);
+  for (const ObjectId& id : ids) {
+    out.append(reinterpret_cast<const char*>(id.data()), ObjectId::kSize);
+  }
+  return out;
+}
+
+Result<std::vector<ObjectId>> DecodePackedIds(std::string_view bytes) {
+  if (bytes.size() % ObjectId::kSize != 0) {
+    return Status::Invalid("packed object ids: ", bytes.size(),
+                           " bytes is not a multiple of ", ObjectId::kSize);
+  }
+  std::vector<ObjectId> ids;
+  ids.reserve(bytes.size() / ObjectId::kSize);
+  for (size_t at = 0; at < bytes.size(); at += ObjectId::kSize) {
+    QUIVER_ASSIGN_OR_RAISE(ObjectId id,
+                           ObjectId::FromBinary(bytes.substr(at, ObjectId::kSize)));
+    if (id.nil()) {
+      return Status::Invalid("object id #", ids.size(), " is nil: it names no object");
+    }
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+void AppendFoundRecord(std::string* out, const StoreRecord& r) {
+  out->append(reinterpret_cast<const char*>(r.id.data()), ObjectId::kSize);
+  Put<uint64_t>(out, r.address);
+  Put<uint64_t>(out, r.data_size);
+  Put<uint64_t>(out, r.metadata_size);
+}
+
+Result<std::vector<StoreRecord>> DecodeFoundRecords(std::string_view bytes) {
+  if (bytes.size() % kFoundRecordSize != 0) {
+    return Status::Invalid("found objects: ", bytes.size(),
+                           " bytes is not a multiple of ", kFoundRecordSize);
+  }
+  std::vector<StoreRecord> out;
+  out.reserve(bytes.size() / kFoundRecordSize);
+  for (size_t at = 0; at < bytes.size(); at += kFoundRecordSize) {
+    StoreRecord r;
+    QUIVER_ASSIGN_OR_RAISE(r.id, ObjectId::FromBinary(bytes.substr(at, ObjectId::kSize)));
+    r.address = Get<uint64_t>(bytes, at + ObjectId::kSize);
+    r.data_size = Get<uint64_t>(bytes, at + ObjectId::kSize + 8);
+    r.metadata_size = Get<uint64_t>(bytes, at + ObjectId::kSize + 16);
+    if (r.id.nil())
+      return Status::Invalid("found object #", out.size(), " has the nil id");
+    if (r.data_size > UINT64_MAX - r.metadata_size) {
+      return Status::Invalid("found object #", out.size(), ": sizes overflow");
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace quiver::store

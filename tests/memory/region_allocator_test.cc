@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
@@ -172,6 +173,57 @@ TEST_F(AllocatorTest, AllocateSetsTheTagInTheSameCall) {
   EXPECT_EQ(c, a);
   EXPECT_EQ(alloc_.Lookup(c).ValueOrDie().tag, 0u);
   EXPECT_TRUE(alloc_.Allocate(10, 3, 1).status().IsInvalid());
+  ExpectConsistent();
+}
+
+TEST_F(AllocatorTest, UpdateTagsChangesManyUnderOneLockInAnyOrder) {
+  Make(1 << 20);
+  std::vector<uint64_t> addresses;
+  for (int i = 0; i < 40; ++i) {
+    addresses.push_back(
+        reinterpret_cast<uint64_t>(alloc_.Allocate(100 + i).ValueOrDie()));
+  }
+  // Ascending (the chain walk), then shuffled and with a repeat (the tree).
+  auto bump = [&](const std::vector<uint64_t>& which, uint64_t by) {
+    return alloc_.UpdateTags(which,
+                             [&](size_t k, const AllocationInfo& info, uint64_t* t) {
+                               if (info.address != which[k])
+                                 return Status::Invalid("wrong allocation");
+                               *t += by;
+                               return Status::OK();
+                             });
+  };
+  ASSERT_TRUE(bump(addresses, 1).ok());
+  std::vector<uint64_t> shuffled = addresses;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(7));
+  shuffled.push_back(addresses[3]);
+  ASSERT_TRUE(bump(shuffled, 10).ok());
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const uint64_t want = i == 3 ? 21 : 11;
+    EXPECT_EQ(alloc_.Lookup(reinterpret_cast<uint8_t*>(addresses[i])).ValueOrDie().tag,
+              want)
+        << i;
+  }
+  // A pointer that is no allocation stops the batch with an error naming it;
+  // what came before it stays changed, what comes after is untouched.
+  std::vector<uint64_t> bad = {addresses[0], addresses[1] + 64, addresses[2]};
+  Status st = bump(bad, 100);
+  EXPECT_TRUE(st.IsInvalid()) << st.ToString();
+  EXPECT_NE(st.message().find("is not the start of an allocation"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(alloc_.Lookup(reinterpret_cast<uint8_t*>(addresses[0])).ValueOrDie().tag,
+            111u);
+  EXPECT_EQ(alloc_.Lookup(reinterpret_cast<uint8_t*>(addresses[2])).ValueOrDie().tag,
+            11u);
+  // The update's own error leaves that tag as it was.
+  st = alloc_.UpdateTags({addresses[5]}, [](size_t, const AllocationInfo&, uint64_t* t) {
+    *t = 999;
+    return Status::FailedPrecondition("refused");
+  });
+  EXPECT_TRUE(st.IsFailedPrecondition());
+  EXPECT_EQ(alloc_.Lookup(reinterpret_cast<uint8_t*>(addresses[5])).ValueOrDie().tag,
+            11u);
+  EXPECT_TRUE(alloc_.UpdateTags({}, nullptr).ok());
   ExpectConsistent();
 }
 

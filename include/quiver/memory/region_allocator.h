@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "quiver/util/result.h"
 
@@ -92,6 +93,14 @@ class RegionAllocator {
   using TagUpdate = std::function<Status(const AllocationInfo& info, uint64_t* tag)>;
   Result<AllocationInfo> UpdateTag(const uint8_t* ptr, uint64_t len, bool containing,
                                    const TagUpdate& update);
+  // UpdateTag for many allocations under one hold of the lock: for each
+  // addresses[k] (the start of a live allocation), `update(k, info, &tag)`
+  // may change its tag. Each change is whole on its own (a crash keeps
+  // every earlier one); the first error stops the walk and is returned.
+  // Addresses in ascending order are found by walking the block chain.
+  using TagUpdates =
+      std::function<Status(size_t k, const AllocationInfo& info, uint64_t* tag)>;
+  Status UpdateTags(const std::vector<uint64_t>& addresses, const TagUpdates& update);
   // Frees the live allocation starting at `ptr` if `check` (called under
   // the lock; may be empty) accepts it; otherwise returns check's error and
   // frees nothing.

@@ -448,19 +448,21 @@ void Catalogue::FreeRecord(uint64_t address) {
 Status Catalogue::PinLocked(Session* s, std::vector<uint64_t> objects, Handle* out) {
   std::sort(objects.begin(), objects.end());
   objects.erase(std::unique(objects.begin(), objects.end()), objects.end());
+  std::vector<Object*> found;
+  found.reserve(objects.size());
   for (uint64_t a : objects) {
     auto it = objects_.find(a);
     if (it == objects_.end() || it->second.record || !it->second.sealed) {
       return Status::NotFound("object ", Hex(a), " at node ", node_,
                               " is gone or not sealed");
     }
+    found.push_back(&it->second);
   }
-  for (uint64_t a : objects) {
-    Object& o = objects_[a];
-    ++o.pins;
-    o.recovered = false;
-    SyncPinsLocked(a, o);
+  for (Object* o : found) {
+    ++o->pins;
+    o->recovered = false;
   }
+  SyncPinsLocked(objects);
   Handle h = Handle::Random();
   s->pins.emplace(h, std::move(objects));
   *out = h;
@@ -516,13 +518,16 @@ Status Catalogue::Release(SessionId session, const Handle& handle) {
 }
 
 void Catalogue::UnpinLocked(const std::vector<uint64_t>& objects) {
+  std::vector<uint64_t> held;
+  held.reserve(objects.size());
   for (uint64_t a : objects) {
     auto o = objects_.find(a);
     if (o == objects_.end()) continue;
     --o->second.pins;
-    SyncPinsLocked(a, o->second);
-    MaybeFreeLocked(a);
+    held.push_back(a);
   }
+  SyncPinsLocked(held);
+  for (uint64_t a : held) MaybeFreeLocked(a);
 }
 
 // ---------------------------------------------------------------------------
@@ -554,8 +559,15 @@ Status Catalogue::SetTagLocked(uint64_t address, uint64_t bits, uint64_t mask) {
       .status();
 }
 
-void Catalogue::SyncPinsLocked(uint64_t address, const Object& o) {
-  (void)SetTagLocked(address, tag::WithPins(0, o.pins), tag::kPinMax << tag::kPinShift);
+void Catalogue::SyncPinsLocked(const std::vector<uint64_t>& objects) {
+  constexpr uint64_t kMask = tag::kPinMax << tag::kPinShift;
+  (void)allocator_->UpdateTags(objects, [&](size_t k, const memory::AllocationInfo&,
+                                            uint64_t* t) {
+    auto it = objects_.find(objects[k]);
+    const uint64_t bits = tag::WithPins(0, it == objects_.end() ? 0 : it->second.pins);
+    *t = (*t & ~kMask) | (bits & kMask);
+    return Status::OK();
+  });
 }
 
 void Catalogue::MaybeFreeLocked(uint64_t address) {

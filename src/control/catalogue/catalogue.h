@@ -210,7 +210,9 @@ class Catalogue {
   Result<std::pair<uint64_t, Object*>> FindLocked(uint64_t address, uint64_t length);
   Session* SessionLocked(SessionId id);
   Status SetTagLocked(uint64_t address, uint64_t tag_bits, uint64_t mask);
-  void SyncPinsLocked(uint64_t address, const Object& o);
+  // Writes each object's pin count into its region tag (what a restarted
+  // daemon reads), all under one hold of the allocator's lock.
+  void SyncPinsLocked(const std::vector<uint64_t>& objects);
   // Frees the object if nothing holds it any more.
   void MaybeFreeLocked(uint64_t address);
   void FreeLocked(uint64_t address);

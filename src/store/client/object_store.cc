@@ -13,6 +13,7 @@
 #include "quiver_rpc/store.pb.h"
 #include "store/client/store_impl.h"
 #include "store/id_directory.h"
+#include "store/store_record.h"
 
 namespace quiver::store {
 
@@ -169,8 +170,8 @@ struct HomeNow {
 // no round trip. Each home is looked at once per Get (`homes`); stale
 // entries of a home are dropped.
 bool FromCache(ObjectStore::Impl& s, std::map<uint32_t, HomeNow>* homes,
-               const ObjectId& id, ObjectBuffer* out) {
-  auto e = s.cache->Find(id);
+               const ObjectId& id, const std::optional<PinCache::Entry>& e,
+               ObjectBuffer* out) {
   if (!e) return false;
   auto [it, first] = homes->try_emplace(e->home);
   HomeNow& now = it->second;
@@ -192,7 +193,7 @@ bool FromCache(ObjectStore::Impl& s, std::map<uint32_t, HomeNow>* homes,
   out->data = e->data;
   out->metadata = e->metadata;
   std::lock_guard<std::mutex> lock(s.mu);
-  s.held[id].push_back(e->ref);
+  s.held.emplace(id, e->ref);
   return true;
 }
 
@@ -429,11 +430,13 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
   std::vector<ObjectBuffer> out(ids.size());
   std::vector<size_t> todo;
   std::map<uint32_t, HomeNow> homes_now;
+  std::vector<std::optional<PinCache::Entry>> cached;
+  if (s.cache->enabled()) cached = s.cache->FindAll(ids);
   for (size_t i = 0; i < ids.size(); ++i) {
     out[i].id = ids[i];
     if (ids[i].nil()) {
       out[i].status = Status::Invalid("Get of the nil object id");
-    } else if (!s.cache->enabled() || !FromCache(s, &homes_now, ids[i], &out[i])) {
+    } else if (cached.empty() || !FromCache(s, &homes_now, ids[i], cached[i], &out[i])) {
       todo.push_back(i);
     }
   }
@@ -445,7 +448,6 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
     std::vector<ObjectId> asked;
     for (size_t i : todo) asked.push_back(ids[i]);
     auto located = Locate(s, asked, Remaining(deadline));
-    std::map<uint32_t, wire::StoreGetRequest> gets;
     std::map<uint32_t, std::vector<size_t>> at;
     for (size_t k = 0; k < todo.size(); ++k) {
       const size_t i = todo[k];
@@ -453,17 +455,23 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
         out[i].status = located[k].status;
         continue;
       }
-      const uint32_t home = *located[k].home;
-      out[i].home = home;
+      out[i].home = *located[k].home;
+      at[*located[k].home].push_back(i);
+    }
+    todo.clear();
+    std::map<uint32_t, wire::StoreGetRequest> gets;
+    const auto wait_ms =
+        static_cast<uint32_t>(std::min<int64_t>(Remaining(deadline), UINT32_MAX));
+    for (const auto& [home, idx] : at) {
       if (s.cache->enabled() && epoch_before.count(home) == 0) {
         epoch_before[home] = s.StoreEpoch(home);
       }
-      gets[home].add_ids(ids[i].Binary());
-      gets[home].set_timeout_ms(
-          static_cast<uint32_t>(std::min<int64_t>(Remaining(deadline), UINT32_MAX)));
-      at[home].push_back(i);
+      std::vector<ObjectId> asking;
+      asking.reserve(idx.size());
+      for (size_t i : idx) asking.push_back(ids[i]);
+      gets[home].set_ids(EncodePackedIds(asking));
+      gets[home].set_timeout_ms(wait_ms);
     }
-    todo.clear();
     auto replies =
         CallEach<wire::StoreGetReply>(s, Method::kStoreGet, gets, Remaining(deadline));
     for (auto& [home, rep] : replies) {
@@ -475,16 +483,23 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
         }
         continue;
       }
+      auto found = DecodeFoundRecords(rep->found());
+      if (!found.ok()) {
+        for (size_t i : at[home]) {
+          out[i].status =
+              Status::IOError("node ", home, " answered Get with a malformed ",
+                              "reply: ", found.status().message());
+        }
+        continue;
+      }
       std::shared_ptr<PinRef> ref;
       std::vector<control::BufferRange> ranges;
-      std::unordered_map<ObjectId, const wire::StoreObject*, ObjectIdHash> found;
-      for (const auto& o : rep->found()) {
-        auto id = ObjectId::FromBinary(o.id());
-        if (id.ok()) found[*id] = &o;
-        ranges.push_back({o.address(), o.data_size() + o.metadata_size()});
+      ranges.reserve(found->size());
+      for (const auto& o : *found) {
+        ranges.push_back({o.address, o.data_size + o.metadata_size});
       }
       uint64_t link_epoch = 0;
-      if (!found.empty()) {
+      if (!found->empty()) {
         QUIVER_ASSIGN_OR_RAISE(auto* l, s.Link(home));
         link_epoch = l->view().epoch;
         ref = std::make_shared<PinRef>();
@@ -507,15 +522,19 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
         auto id = ObjectId::FromBinary(b);
         if (id.ok()) missing[*id] = true;
       }
+      // The home answers what it found in the order asked: one walk pairs
+      // each found record with its id.
+      size_t next_found = 0;
+      std::vector<std::pair<ObjectId, PinCache::Entry>> keep;  // for the cache
+      std::vector<ObjectId> got;                               // now held
+      std::shared_ptr<Buffer> no_metadata;  // shared by objects without any
       for (size_t i : at[home]) {
         const ObjectId& id = ids[i];
-        auto f = found.find(id);
-        if (f != found.end()) {
-          const wire::StoreObject& o = *f->second;
-          const uint64_t size = o.data_size() + o.metadata_size();
-          const auto* p = reinterpret_cast<const uint8_t*>(o.address());
-          if (o.data_size() > INT64_MAX ||
-              o.metadata_size() > INT64_MAX - o.data_size() ||
+        if (next_found < found->size() && (*found)[next_found].id == id) {
+          const StoreRecord& o = (*found)[next_found++];
+          const uint64_t size = o.data_size + o.metadata_size;
+          const auto* p = reinterpret_cast<const uint8_t*>(o.address);
+          if (o.data_size > INT64_MAX || o.metadata_size > INT64_MAX - o.data_size ||
               (size > 0 && s.core->map()->RegionOf(p, size) == nullptr)) {
             out[i].status = Status::IOError("node ", home, " answered object ", id.Hex(),
                                             " at a range outside every mapped region");
@@ -526,16 +545,20 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
             out[i].status = flushed;
             continue;
           }
-          out[i].data = Buffer::Wrap(p, static_cast<int64_t>(o.data_size()), ref);
-          out[i].metadata = Buffer::Wrap(p + o.data_size(),
-                                         static_cast<int64_t>(o.metadata_size()), ref);
+          out[i].data = Buffer::Wrap(p, static_cast<int64_t>(o.data_size), ref);
+          if (o.metadata_size > 0) {
+            out[i].metadata =
+                Buffer::Wrap(p + o.data_size, static_cast<int64_t>(o.metadata_size), ref);
+          } else {
+            if (!no_metadata) no_metadata = Buffer::Wrap(p, 0, ref);
+            out[i].metadata = no_metadata;
+          }
           out[i].status = Status::OK();
           if (s.cache->enabled()) {
-            s.cache->Put(id, {home, link_epoch, epoch_before[home], ref, out[i].data,
-                              out[i].metadata});
+            keep.emplace_back(id, PinCache::Entry{home, link_epoch, epoch_before[home],
+                                                  ref, out[i].data, out[i].metadata});
           }
-          std::lock_guard<std::mutex> lock(s.mu);
-          s.held[id].push_back(ref);
+          got.push_back(id);
         } else if (auto l = lost.find(id); l != lost.end()) {
           s.Forget(id);
           out[i].status = Status::ObjectLost(l->second);
@@ -551,6 +574,20 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
           if (was_cached && missing.count(id)) todo.push_back(i);
         }
       }
+      if (!keep.empty()) s.cache->PutAll(std::move(keep));
+      if (!got.empty()) {
+        std::lock_guard<std::mutex> lock(s.mu);
+        for (const ObjectId& id : got) s.held.emplace(id, ref);
+      }
+      if (next_found != found->size()) {
+        // Found objects out of the order asked, or never asked for.
+        for (size_t i : at[home]) {
+          if (out[i].status.ok()) continue;
+          out[i].status = Status::IOError("node ", home, " answered Get with objects ",
+                                          "out of the order asked");
+          todo.erase(std::remove(todo.begin(), todo.end(), i), todo.end());
+        }
+      }
     }
   }
   return out;
@@ -561,14 +598,13 @@ Status ObjectStore::Release(const ObjectId& id) {
   std::shared_ptr<PinRef> ref;  // released outside the lock
   std::lock_guard<std::mutex> lock(s.mu);
   auto it = s.held.find(id);
-  if (it == s.held.end() || it->second.empty()) {
+  if (it == s.held.end()) {
     return Status::NotFound("object ", id.Hex(),
                             " is not held by this client (no Get "
                             "left to release)");
   }
-  ref = std::move(it->second.back());
-  it->second.pop_back();
-  if (it->second.empty()) s.held.erase(it);
+  ref = std::move(it->second);
+  s.held.erase(it);
   return Status::OK();
 }
 

@@ -14,33 +14,75 @@ uint64_t BytesOf(const PinCache::Entry& e) {
 
 }  // namespace
 
+void PinCache::UnlinkLocked(Slot* s) {
+  (s->newer != nullptr ? s->newer->older : newest_) = s->older;
+  (s->older != nullptr ? s->older->newer : oldest_) = s->newer;
+  s->newer = s->older = nullptr;
+}
+
+void PinCache::PushNewestLocked(Slot* s) {
+  s->older = newest_;
+  s->newer = nullptr;
+  (newest_ != nullptr ? newest_->newer : oldest_) = s;
+  newest_ = s;
+}
+
 std::optional<PinCache::Entry> PinCache::Find(const ObjectId& id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(id);
   if (it == slots_.end()) return std::nullopt;
-  lru_.splice(lru_.begin(), lru_, it->second.lru);
+  UnlinkLocked(&it->second);
+  PushNewestLocked(&it->second);
   return it->second.entry;
+}
+
+std::vector<std::optional<PinCache::Entry>> PinCache::FindAll(
+    const std::vector<ObjectId>& ids) {
+  std::vector<std::optional<Entry>> out(ids.size());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (slots_.empty()) return out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = slots_.find(ids[i]);
+    if (it == slots_.end()) continue;
+    UnlinkLocked(&it->second);
+    PushNewestLocked(&it->second);
+    out[i] = it->second.entry;
+  }
+  return out;
 }
 
 void PinCache::EraseLocked(const ObjectId& id, std::vector<Entry>* out) {
   auto it = slots_.find(id);
   if (it == slots_.end()) return;
   bytes_ -= it->second.bytes;
-  lru_.erase(it->second.lru);
+  UnlinkLocked(&it->second);
   out->push_back(std::move(it->second.entry));
   slots_.erase(it);
 }
 
+void PinCache::PutLocked(const ObjectId& id, Entry e, std::vector<Entry>* dropped) {
+  const uint64_t bytes = BytesOf(e);
+  EraseLocked(id, dropped);
+  if (bytes > max_object_) return;
+  while (bytes_ + bytes > limit_ && oldest_ != nullptr) {
+    EraseLocked(*oldest_->id, dropped);
+  }
+  auto [it, inserted] = slots_.emplace(id, Slot{std::move(e), bytes});
+  it->second.id = &it->first;
+  PushNewestLocked(&it->second);
+  bytes_ += bytes;
+}
+
 void PinCache::Put(const ObjectId& id, Entry e) {
   std::vector<Entry> dropped;  // pins released after the lock
-  const uint64_t bytes = BytesOf(e);
   std::lock_guard<std::mutex> lock(mu_);
-  EraseLocked(id, &dropped);
-  if (bytes > max_object_) return;
-  while (bytes_ + bytes > limit_ && !lru_.empty()) EraseLocked(lru_.back(), &dropped);
-  lru_.push_front(id);
-  slots_.emplace(id, Slot{std::move(e), bytes, lru_.begin()});
-  bytes_ += bytes;
+  PutLocked(id, std::move(e), &dropped);
+}
+
+void PinCache::PutAll(std::vector<std::pair<ObjectId, Entry>> entries) {
+  std::vector<Entry> dropped;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, e] : entries) PutLocked(id, std::move(e), &dropped);
 }
 
 void PinCache::Erase(const std::vector<ObjectId>& ids) {
@@ -65,7 +107,7 @@ void PinCache::DropStale(uint32_t home, uint64_t store_epoch, uint64_t link_epoc
 void PinCache::Clear() {
   std::vector<Entry> dropped;
   std::lock_guard<std::mutex> lock(mu_);
-  while (!lru_.empty()) EraseLocked(lru_.back(), &dropped);
+  while (oldest_ != nullptr) EraseLocked(*oldest_->id, &dropped);
 }
 
 std::vector<uint32_t> PinCache::Homes() const {

@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -50,10 +49,14 @@ class PinCache {
 
   // The entry of `id` (made the most recently used), unchecked.
   std::optional<Entry> Find(const ObjectId& id);
+  // Find of each id, under one hold of the lock.
+  std::vector<std::optional<Entry>> FindAll(const std::vector<ObjectId>& ids);
   // Keeps `e` for `id`, replacing what was there; drops the least recently
   // used entries past the limit (an object bigger than `max_object` is
   // not kept).
   void Put(const ObjectId& id, Entry e);
+  // Put of each, under one hold of the lock.
+  void PutAll(std::vector<std::pair<ObjectId, Entry>> entries);
   void Erase(const std::vector<ObjectId>& ids);
   // Drops every entry of `home` not taken under these epochs.
   void DropStale(uint32_t home, uint64_t store_epoch, uint64_t link_epoch);
@@ -64,19 +67,27 @@ class PinCache {
   size_t size() const;
 
  private:
+  // The LRU order runs through the slots themselves (a map's values do not
+  // move): no second allocation per entry.
   struct Slot {
     Entry entry;
     uint64_t bytes = 0;
-    std::list<ObjectId>::iterator lru;
+    const ObjectId* id = nullptr;  // its key
+    Slot* newer = nullptr;
+    Slot* older = nullptr;
   };
+  void UnlinkLocked(Slot* s);
+  void PushNewestLocked(Slot* s);
   // Removes `id`'s slot; its pin goes when `out` is destroyed (outside the
   // lock).
   void EraseLocked(const ObjectId& id, std::vector<Entry>* out);
+  void PutLocked(const ObjectId& id, Entry e, std::vector<Entry>* dropped);
 
   const uint64_t limit_, max_object_;
   mutable std::mutex mu_;
-  std::list<ObjectId> lru_;  // most recently used first
   std::unordered_map<ObjectId, Slot, ObjectIdHash> slots_;
+  Slot* newest_ = nullptr;
+  Slot* oldest_ = nullptr;
   uint64_t bytes_ = 0;
 };
 

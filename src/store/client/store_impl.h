@@ -48,7 +48,8 @@ struct ObjectStore::Impl {
     uint64_t address = 0, size = 0;
   };
   std::unordered_map<ObjectId, Creating, ObjectIdHash> creating;
-  std::unordered_map<ObjectId, std::vector<std::shared_ptr<PinRef>>, ObjectIdHash> held;
+  // One entry per Get not yet released.
+  std::unordered_multimap<ObjectId, std::shared_ptr<PinRef>, ObjectIdHash> held;
   std::unique_ptr<PinCache> cache;  // pins kept for repeated Gets
   // Maps region memory in ahead of Creates (StoreOptions::prefault_ahead);
   // null when off. Declared after `core`, so it stops before the regions go.

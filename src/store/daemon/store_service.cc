@@ -22,6 +22,7 @@
 #include "quiver/store.h"
 #include "quiver_rpc/store.pb.h"
 #include "store/id_directory.h"
+#include "store/store_record.h"
 
 namespace quiver::store {
 
@@ -197,6 +198,12 @@ class StoreService final : public control::daemon::Service {
   bool IsPending(const ObjectId& id) {
     std::lock_guard<std::mutex> lock(mu_);
     return pending_.count(id) != 0;
+  }
+  bool AnyPending(const std::vector<ObjectId>& ids) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.empty()) return false;
+    return std::any_of(ids.begin(), ids.end(),
+                       [this](const ObjectId& id) { return pending_.count(id) != 0; });
   }
 
   // Un-reserves what left the table at the ids' directory nodes.
@@ -425,25 +432,16 @@ void HandleAbort(Node& node, const CallPtr& call, std::string_view payload) {
             });
 }
 
-void ToWire(const ObjectView& v, wire::StoreObject* out) {
-  out->set_id(v.id.Binary());
-  out->set_address(v.address);
-  out->set_data_size(v.data_size);
-  out->set_metadata_size(v.metadata_size);
-}
-
 void HandleGet(Node& node, const CallPtr& call, std::string_view payload) {
   auto req = ParseMessage<wire::StoreGetRequest>(payload);
   if (!req.ok()) return call->Fail(req.status());
-  auto parsed = IdsOf(req->ids());
+  auto parsed = DecodePackedIds(req->ids());
   if (!parsed.ok()) return call->Fail(parsed.status());
   StoreService* svc = Svc(node);
   auto check = [svc, ids = std::move(*parsed)](const CallPtr& c, bool expired) {
-    auto pending = [svc, &ids] {
-      return std::any_of(ids.begin(), ids.end(),
-                         [svc](const ObjectId& id) { return svc->IsPending(id); });
-    };
-    if (!expired && (svc->table().CountCreating(ids) > 0 || pending())) return false;
+    if (!expired && (svc->table().CountCreating(ids) > 0 || svc->AnyPending(ids))) {
+      return false;
+    }
     auto got = svc->table().Get(c->state().session, ids);
     if (!got.ok()) {
       c->Fail(got.status());
@@ -460,7 +458,9 @@ void HandleGet(Node& node, const CallPtr& call, std::string_view payload) {
       }
     }
     wire::StoreGetReply rep;
-    for (const auto& v : got->found) ToWire(v, rep.add_found());
+    std::string* found = rep.mutable_found();
+    found->reserve(got->found.size() * kFoundRecordSize);
+    for (const auto& v : got->found) AppendFoundRecord(found, v);
     if (!got->found.empty()) rep.set_pin(got->pin.Bytes());
     for (const auto& id : got->creating) rep.add_creating(id.Binary());
     for (const auto& id : got->missing) rep.add_missing(id.Binary());
