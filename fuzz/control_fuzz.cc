@@ -481,7 +481,7 @@ std::vector<Seed> MakeSeeds() {
   get.set_timeout_ms(250);
   wire::StoreGetReply got;
   std::string found = id;
-  for (uint64_t v : {0x300000001000ULL, uint64_t{1} << 20, uint64_t{23}}) {
+  for (uint64_t v : {uint64_t{0x300000001000}, uint64_t{1} << 20, uint64_t{23}}) {
     found.append(reinterpret_cast<const char*>(&v), sizeof(v));
   }
   got.set_found(found);
