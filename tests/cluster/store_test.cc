@@ -15,6 +15,7 @@
 #include "quiver/columnar/builder.h"
 #include "quiver_rpc/store.pb.h"
 #include "store/id_directory.h"
+#include "store/store_record.h"
 #include "store_util.h"
 
 namespace quiver {
@@ -555,6 +556,41 @@ TEST(StoreTest, SmallObjectsAreWrittenAndSealedByTheirHomeInOneRoundTrip) {
   EXPECT_EQ(UsedBytes(*cluster, 1), before);
   // The id was never taken: a proper Create of it works.
   EXPECT_TRUE(s0.CreateAndSeal(forged, "ok").ok());
+
+  // Forged Gets: the packed ids are checked whole before anything is pinned.
+  std::vector<ObjectId> at1;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i / sizes.size() == 1) at1.push_back(ids[i]);
+  }
+  ASSERT_GE(at1.size(), 2u);
+  auto get_refused = [&](const std::string& packed, const std::string& needle) {
+    wire::StoreGetRequest get;
+    get.set_ids(packed);
+    wire::StoreGetReply rep;
+    Status st = raw->Call(control::rpc::Method::kStoreGet, get, &rep);
+    EXPECT_TRUE(st.IsInvalid()) << st.ToString();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.ToString();
+  };
+  const std::string two = at1[0].Binary() + at1[1].Binary();
+  get_refused(two + "x", "41 bytes is not a multiple of 20");
+  get_refused(at1[0].Binary() + std::string(20, '\0'), "object id #1 is nil");
+  // A well-formed one: the objects come back in the order asked, with the
+  // ids asked, pinned under one pin that the same session releases.
+  wire::StoreGetRequest get;
+  get.set_ids(at1[1].Binary() + at1[0].Binary() + ObjectId::FromName("nowhere").Binary());
+  wire::StoreGetReply rep;
+  ASSERT_TRUE(raw->Call(control::rpc::Method::kStoreGet, get, &rep).ok());
+  auto found = store::DecodeFoundRecords(rep.found());
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_EQ(found->size(), 2u);
+  EXPECT_EQ((*found)[0].id, at1[1]);
+  EXPECT_EQ((*found)[1].id, at1[0]);
+  ASSERT_EQ(rep.missing_size(), 1);
+  EXPECT_EQ(rep.pin().size(), 16u);
+  wire::StoreReleaseRequest release;
+  release.set_pin(rep.pin());
+  EXPECT_TRUE(raw->Call(control::rpc::Method::kStoreRelease, release).ok());
+  EXPECT_FALSE(raw->Call(control::rpc::Method::kStoreRelease, release).ok());
 }
 
 TEST(StoreTest, TablesRoundTripZeroCopyOnTheNonCoherentEmulator) {
