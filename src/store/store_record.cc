@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "control/catalogue/chunk.h"
+#include "quiver/util/little_endian.h"
 
 namespace quiver::store {
 
@@ -13,36 +14,27 @@ using control::Fnv1a;
 constexpr uint64_t kMagic = 0x3145524F54535651ULL;  // "QVSTORE1" little-endian
 constexpr uint32_t kVersion = 1;
 
-template <typename T>
-void Put(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-template <typename T>
-T Get(std::string_view bytes, size_t at) {
-  T v;
-  std::memcpy(&v, bytes.data() + at, sizeof(v));
-  return v;
-}
+using util::AppendLE;
+using util::LoadLE;
 
 }  // namespace
 
 std::string EncodeStoreRecord(const StoreRecord& r) {
   std::string out;
   out.reserve(kStoreRecordSize);
-  Put<uint64_t>(&out, kMagic);
-  Put<uint32_t>(&out, kVersion);
-  Put<uint32_t>(&out, 0);
+  AppendLE<uint64_t>(&out, kMagic);
+  AppendLE<uint32_t>(&out, kVersion);
+  AppendLE<uint32_t>(&out, 0);
   out += r.id.Binary();
-  Put<uint64_t>(&out, r.address);
-  Put<uint64_t>(&out, r.data_size);
-  Put<uint64_t>(&out, r.metadata_size);
-  Put<uint64_t>(&out, Fnv1a(out));
+  AppendLE<uint64_t>(&out, r.address);
+  AppendLE<uint64_t>(&out, r.data_size);
+  AppendLE<uint64_t>(&out, r.metadata_size);
+  AppendLE<uint64_t>(&out, Fnv1a(out));
   return out;
 }
 
 bool IsStoreRecord(std::string_view bytes) {
-  return bytes.size() >= sizeof(kMagic) && Get<uint64_t>(bytes, 0) == kMagic;
+  return bytes.size() >= sizeof(kMagic) && LoadLE<uint64_t>(bytes, 0) == kMagic;
 }
 
 Result<StoreRecord> DecodeStoreRecord(std::string_view bytes) {
@@ -54,20 +46,20 @@ Result<StoreRecord> DecodeStoreRecord(std::string_view bytes) {
                std::to_string(kStoreRecordSize));
   }
   if (!IsStoreRecord(bytes)) return bad("bad magic");
-  if (Get<uint32_t>(bytes, 8) != kVersion) {
-    return bad("version " + std::to_string(Get<uint32_t>(bytes, 8)) + " is unknown");
+  if (LoadLE<uint32_t>(bytes, 8) != kVersion) {
+    return bad("version " + std::to_string(LoadLE<uint32_t>(bytes, 8)) + " is unknown");
   }
-  if (Get<uint32_t>(bytes, 12) != 0) return bad("reserved bytes are not zero");
+  if (LoadLE<uint32_t>(bytes, 12) != 0) return bad("reserved bytes are not zero");
   const size_t body = kStoreRecordSize - 8;
-  if (Get<uint64_t>(bytes, body) != Fnv1a(bytes.substr(0, body))) {
+  if (LoadLE<uint64_t>(bytes, body) != Fnv1a(bytes.substr(0, body))) {
     return bad("checksum mismatch");
   }
   StoreRecord r;
   QUIVER_ASSIGN_OR_RAISE(r.id, ObjectId::FromBinary(bytes.substr(16, ObjectId::kSize)));
   if (r.id.nil()) return bad("the nil id");
-  r.address = Get<uint64_t>(bytes, 36);
-  r.data_size = Get<uint64_t>(bytes, 44);
-  r.metadata_size = Get<uint64_t>(bytes, 52);
+  r.address = LoadLE<uint64_t>(bytes, 36);
+  r.data_size = LoadLE<uint64_t>(bytes, 44);
+  r.metadata_size = LoadLE<uint64_t>(bytes, 52);
   if (r.data_size > UINT64_MAX - r.metadata_size) return bad("sizes overflow");
   return r;
 }
@@ -101,9 +93,9 @@ Result<std::vector<ObjectId>> DecodePackedIds(std::string_view bytes) {
 
 void AppendFoundRecord(std::string* out, const StoreRecord& r) {
   out->append(reinterpret_cast<const char*>(r.id.data()), ObjectId::kSize);
-  Put<uint64_t>(out, r.address);
-  Put<uint64_t>(out, r.data_size);
-  Put<uint64_t>(out, r.metadata_size);
+  AppendLE<uint64_t>(out, r.address);
+  AppendLE<uint64_t>(out, r.data_size);
+  AppendLE<uint64_t>(out, r.metadata_size);
 }
 
 Result<std::vector<StoreRecord>> DecodeFoundRecords(std::string_view bytes) {
@@ -116,9 +108,9 @@ Result<std::vector<StoreRecord>> DecodeFoundRecords(std::string_view bytes) {
   for (size_t at = 0; at < bytes.size(); at += kFoundRecordSize) {
     StoreRecord r;
     QUIVER_ASSIGN_OR_RAISE(r.id, ObjectId::FromBinary(bytes.substr(at, ObjectId::kSize)));
-    r.address = Get<uint64_t>(bytes, at + ObjectId::kSize);
-    r.data_size = Get<uint64_t>(bytes, at + ObjectId::kSize + 8);
-    r.metadata_size = Get<uint64_t>(bytes, at + ObjectId::kSize + 16);
+    r.address = LoadLE<uint64_t>(bytes, at + ObjectId::kSize);
+    r.data_size = LoadLE<uint64_t>(bytes, at + ObjectId::kSize + 8);
+    r.metadata_size = LoadLE<uint64_t>(bytes, at + ObjectId::kSize + 16);
     if (r.id.nil())
       return Status::Invalid("found object #", out.size(), " has the nil id");
     if (r.data_size > UINT64_MAX - r.metadata_size) {

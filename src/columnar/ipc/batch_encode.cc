@@ -283,4 +283,23 @@ Result<BatchPayload> AssembleDictionary(const ArrayDataPtr& values,
   return out;
 }
 
+Result<EncodedBatch> EncodeRecordBatchMessage(const RecordBatch& batch,
+                                              const IpcWriteOptions& options) {
+  EncodedBatch out;
+  QUIVER_ASSIGN_OR_RAISE(out.payload, AssembleRecordBatch(batch, options));
+  QUIVER_ASSIGN_OR_RAISE(out.metadata,
+                         EncodeRecordBatch(out.payload.metadata, options.pool));
+  return out;
+}
+
+Result<EncodedBatch> EncodeDictionaryMessage(const DictionaryWriteTracker::Send& send,
+                                             const IpcWriteOptions& options) {
+  EncodedBatch out;
+  QUIVER_ASSIGN_OR_RAISE(out.payload, AssembleDictionary(send.values, options));
+  QUIVER_ASSIGN_OR_RAISE(
+      out.metadata,
+      EncodeDictionaryBatch(send.id, send.is_delta, out.payload.metadata, options.pool));
+  return out;
+}
+
 }  // namespace quiver::ipc

@@ -6,6 +6,7 @@
 
 #include "quiver/columnar/io.h"
 #include "quiver/columnar/ipc/message_io.h"
+#include "quiver/util/little_endian.h"
 
 namespace quiver::ipc::dissociated {
 
@@ -13,23 +14,14 @@ namespace {
 
 constexpr uint64_t kReservedTagBits = 0x00FFFFFF00000000ULL;
 
-template <typename T>
-void Put(std::string* out, T v) {
-  out->append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-template <typename T>
-T Get(std::string_view bytes, size_t at) {
-  T v;
-  std::memcpy(&v, bytes.data() + at, sizeof(v));
-  return v;
-}
+using util::AppendLE;
+using util::LoadLE;
 
 std::string Prefix(MetadataKind kind, uint32_t sequence) {
   std::string out;
   out.reserve(kPrefixSize);
-  Put<uint8_t>(&out, static_cast<uint8_t>(kind));
-  Put<uint32_t>(&out, sequence);
+  AppendLE<uint8_t>(&out, static_cast<uint8_t>(kind));
+  AppendLE<uint32_t>(&out, sequence);
   return out;
 }
 
@@ -58,8 +50,8 @@ Result<MetadataMessage> DecodeMetadataMessage(std::string_view bytes) {
                            " bytes: shorter than its 5-byte prefix");
   }
   MetadataMessage m;
-  const uint8_t kind = Get<uint8_t>(bytes, 0);
-  m.sequence = Get<uint32_t>(bytes, 1);
+  const uint8_t kind = LoadLE<uint8_t>(bytes, 0);
+  m.sequence = LoadLE<uint32_t>(bytes, 1);
   if (kind == static_cast<uint8_t>(MetadataKind::kEndOfStream)) {
     if (bytes.size() != kPrefixSize) {
       return Status::Invalid("dissociated IPC end of stream (sequence ", m.sequence,
@@ -105,11 +97,11 @@ std::string EncodeAddressList(const std::vector<AddressRange>& buffers) {
   for (const auto& b : buffers) total += b.length;
   std::string out;
   out.reserve(16 * (buffers.size() + 1));
-  Put<uint64_t>(&out, total);
-  Put<uint64_t>(&out, buffers.size());
+  AppendLE<uint64_t>(&out, total);
+  AppendLE<uint64_t>(&out, buffers.size());
   for (const auto& b : buffers) {
-    Put<uint64_t>(&out, b.address);
-    Put<uint64_t>(&out, b.length);
+    AppendLE<uint64_t>(&out, b.address);
+    AppendLE<uint64_t>(&out, b.length);
   }
   return out;
 }
@@ -120,7 +112,7 @@ Result<std::vector<AddressRange>> DecodeAddressList(std::string_view bytes,
     return Status::Invalid("dissociated IPC address list of ", bytes.size(),
                            " bytes: shorter than its 16-byte head");
   }
-  const uint64_t total = Get<uint64_t>(bytes, 0), count = Get<uint64_t>(bytes, 8);
+  const uint64_t total = LoadLE<uint64_t>(bytes, 0), count = LoadLE<uint64_t>(bytes, 8);
   if (count > max_buffers) {
     return Status::Invalid("dissociated IPC address list of ", count,
                            " buffers: more than the limit of ", max_buffers);
@@ -132,8 +124,8 @@ Result<std::vector<AddressRange>> DecodeAddressList(std::string_view bytes,
   std::vector<AddressRange> out(count);
   uint64_t sum = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    out[i].address = Get<uint64_t>(bytes, 16 * (i + 1));
-    out[i].length = Get<uint64_t>(bytes, 16 * (i + 1) + 8);
+    out[i].address = LoadLE<uint64_t>(bytes, 16 * (i + 1));
+    out[i].length = LoadLE<uint64_t>(bytes, 16 * (i + 1) + 8);
     if (out[i].length > UINT64_MAX - sum) {
       return Status::Invalid("dissociated IPC address list: lengths overflow at buffer ",
                              i);
@@ -154,7 +146,7 @@ Result<std::vector<AddressRange>> DecodeAddressList(std::string_view bytes,
 std::string EncodeFreeData(const std::vector<uint64_t>& addresses) {
   std::string out;
   out.reserve(8 * addresses.size());
-  for (uint64_t a : addresses) Put<uint64_t>(&out, a);
+  for (uint64_t a : addresses) AppendLE<uint64_t>(&out, a);
   return out;
 }
 
@@ -164,7 +156,7 @@ Result<std::vector<uint64_t>> DecodeFreeData(std::string_view bytes) {
                            " bytes: it must be one or more 8-byte addresses");
   }
   std::vector<uint64_t> out(bytes.size() / 8);
-  for (size_t i = 0; i < out.size(); ++i) out[i] = Get<uint64_t>(bytes, 8 * i);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = LoadLE<uint64_t>(bytes, 8 * i);
   return out;
 }
 
@@ -192,11 +184,11 @@ Result<Outgoing> StreamWriter::Begin() {
   return o;
 }
 
-Result<Outgoing> StreamWriter::Batch(std::shared_ptr<Buffer> flatbuffer,
+Result<Outgoing> StreamWriter::Batch(const Buffer& flatbuffer,
                                      const BatchPayload& payload) {
   const uint32_t sequence = next_++;
   Outgoing o;
-  o.metadata = EncodeMetadataMessage(sequence, View(*flatbuffer));
+  o.metadata = EncodeMetadataMessage(sequence, View(flatbuffer));
   o.tagged = true;
   o.tag = MakeTag(sequence, type_);
   if (type_ == BodyType::kPacked) {
@@ -234,17 +226,12 @@ Result<std::vector<Outgoing>> StreamWriter::Write(const RecordBatch& batch) {
   std::vector<Outgoing> out;
   QUIVER_ASSIGN_OR_RAISE(auto sends, tracker_.Collect(batch));
   for (const auto& send : sends) {
-    QUIVER_ASSIGN_OR_RAISE(BatchPayload payload,
-                           AssembleDictionary(send.values, options_));
-    QUIVER_ASSIGN_OR_RAISE(
-        auto fb,
-        EncodeDictionaryBatch(send.id, send.is_delta, payload.metadata, options_.pool));
-    QUIVER_ASSIGN_OR_RAISE(auto o, Batch(std::move(fb), payload));
+    QUIVER_ASSIGN_OR_RAISE(EncodedBatch dict, EncodeDictionaryMessage(send, options_));
+    QUIVER_ASSIGN_OR_RAISE(auto o, Batch(*dict.metadata, dict.payload));
     out.push_back(std::move(o));
   }
-  QUIVER_ASSIGN_OR_RAISE(BatchPayload payload, AssembleRecordBatch(batch, options_));
-  QUIVER_ASSIGN_OR_RAISE(auto fb, EncodeRecordBatch(payload.metadata, options_.pool));
-  QUIVER_ASSIGN_OR_RAISE(auto o, Batch(std::move(fb), payload));
+  QUIVER_ASSIGN_OR_RAISE(EncodedBatch encoded, EncodeRecordBatchMessage(batch, options_));
+  QUIVER_ASSIGN_OR_RAISE(auto o, Batch(*encoded.metadata, encoded.payload));
   out.push_back(std::move(o));
   return out;
 }

@@ -59,20 +59,16 @@ class IpcWriter : public RecordBatchWriter {
     }
     QUIVER_ASSIGN_OR_RAISE(auto sends, tracker_->Collect(batch));
     for (const auto& send : sends) {
-      QUIVER_ASSIGN_OR_RAISE(BatchPayload payload,
-                             AssembleDictionary(send.values, options_));
-      QUIVER_ASSIGN_OR_RAISE(
-          auto fb,
-          EncodeDictionaryBatch(send.id, send.is_delta, payload.metadata, options_.pool));
-      QUIVER_ASSIGN_OR_RAISE(Block block, WriteMessage(*fb, payload));
+      QUIVER_ASSIGN_OR_RAISE(EncodedBatch dict, EncodeDictionaryMessage(send, options_));
+      QUIVER_ASSIGN_OR_RAISE(Block block, WriteMessage(*dict.metadata, dict.payload));
       dictionary_blocks_.push_back(block);
       ++stats_.num_dictionary_batches;
       stats_.num_dictionary_deltas += send.is_delta ? 1 : 0;
       stats_.num_replaced_dictionaries += send.is_replacement ? 1 : 0;
     }
-    QUIVER_ASSIGN_OR_RAISE(BatchPayload payload, AssembleRecordBatch(batch, options_));
-    QUIVER_ASSIGN_OR_RAISE(auto fb, EncodeRecordBatch(payload.metadata, options_.pool));
-    QUIVER_ASSIGN_OR_RAISE(Block block, WriteMessage(*fb, payload));
+    QUIVER_ASSIGN_OR_RAISE(EncodedBatch encoded,
+                           EncodeRecordBatchMessage(batch, options_));
+    QUIVER_ASSIGN_OR_RAISE(Block block, WriteMessage(*encoded.metadata, encoded.payload));
     batch_blocks_.push_back(block);
     ++stats_.num_record_batches;
     return Status::OK();

@@ -129,7 +129,7 @@ class StreamWriter {
         type_(type),
         options_(options),
         tracker_(std::move(tracker)) {}
-  Result<Outgoing> Batch(std::shared_ptr<Buffer> flatbuffer, const BatchPayload& payload);
+  Result<Outgoing> Batch(const Buffer& flatbuffer, const BatchPayload& payload);
 
   SchemaPtr schema_;
   BodyType type_;

@@ -200,6 +200,19 @@ Result<BatchPayload> AssembleRecordBatch(const RecordBatch& batch,
 Result<BatchPayload> AssembleDictionary(const ArrayDataPtr& values,
                                         const IpcWriteOptions& options);
 
+// A batch message ready to frame or send: its Message flatbuffer (offsets
+// into a packed body) and its payload.
+struct EncodedBatch {
+  std::shared_ptr<Buffer> metadata;
+  BatchPayload payload;
+};
+// Assemble and encode in one step: a record batch, or one dictionary batch a
+// DictionaryWriteTracker chose to send.
+Result<EncodedBatch> EncodeRecordBatchMessage(const RecordBatch& batch,
+                                              const IpcWriteOptions& options);
+Result<EncodedBatch> EncodeDictionaryMessage(const DictionaryWriteTracker::Send& send,
+                                             const IpcWriteOptions& options);
+
 // ---------------------------------------------------------------------------
 // Decoding
 
