@@ -82,6 +82,68 @@ TEST_F(CliTest, RoundtripKeepsFormatAndValues) {
   }
 }
 
+TEST_F(CliTest, RoundtripKeepsEveryBatchBoundaryEmptyOnesToo) {
+  auto s = schema({field("v", int64())});
+  std::vector<RecordBatchPtr> batches;
+  for (int64_t rows : {10, 0, 3, 0}) {
+    Int64Builder b;
+    for (int64_t i = 0; i < rows; ++i) ASSERT_TRUE(b.Append(i).ok());
+    batches.push_back(RecordBatch::Make(s, rows, {b.Finish().ValueOrDie()}));
+  }
+  for (auto format : {ipc::IpcFormat::kStream, ipc::IpcFormat::kFile}) {
+    const std::string in = dir_ + "/batches", out = dir_ + "/batches.out";
+    {
+      auto sink = io::FileOutputStream::Open(in).ValueOrDie();
+      auto w = ipc::MakeWriter(format, sink.get(), s).ValueOrDie();
+      for (const auto& b : batches) ASSERT_TRUE(w->WriteRecordBatch(*b).ok());
+      ASSERT_TRUE(w->Close().ok());
+      ASSERT_TRUE(sink->Close().ok());
+    }
+    ProcessResult r = RunQuiver({"ipc", "roundtrip", in, out}, dir_);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("13 rows in 4 batches"), std::string::npos) << r.out;
+    auto reader = ipc::OpenBatchReader(io::MemoryMapFile(out).ValueOrDie()).ValueOrDie();
+    auto got = reader->ReadAll().ValueOrDie();
+    ASSERT_EQ(got.size(), batches.size()) << ipc::IpcFormatName(format);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_TRUE(got[i]->Equals(*batches[i])) << ipc::IpcFormatName(format) << " " << i;
+    }
+    ProcessResult cat = RunQuiver({"ipc", "cat", out}, dir_);
+    ASSERT_EQ(cat.code, 0) << cat.err;
+    EXPECT_NE(cat.out.find("batches: 4"), std::string::npos) << cat.out;
+  }
+}
+
+TEST_F(CliTest, WhatComesFromInputIsEscapedOnTheTerminal) {
+  // A field name with a NUL, a newline and a byte that is not UTF-8; a value
+  // with an escape character.
+  const std::string name("a\0b\nc\xff", 6);
+  auto s = schema({field(name, utf8())});
+  StringBuilder b;
+  ASSERT_TRUE(b.Append("x\x1b[31my").ok());
+  auto batch = RecordBatch::Make(s, 1, {b.Finish().ValueOrDie()});
+  const std::string path = dir_ + "/names.arrows";
+  auto bytes = ipc::SerializeTable(*Table::FromRecordBatches({batch}).ValueOrDie(),
+                                   ipc::IpcFormat::kStream)
+                   .ValueOrDie();
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+  ProcessResult r = RunQuiver({"ipc", "cat", path}, dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("a\\x00b\\x0ac\\xff"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("x\\x1B[31my"), std::string::npos)
+      << r.out;  // as FormatValue escapes
+  for (char c : r.out) {
+    const auto u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (u >= 0x20 && u != 0x7f)) << "raw byte " << int{u};
+  }
+  // A path that is not UTF-8, in an error message.
+  ProcessResult missing = RunQuiver({"ipc", "cat", dir_ + "/no\xfe\x01such"}, dir_);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("no\\xfe\\x01such"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.err.find('\xfe'), std::string::npos) << missing.err;
+}
+
 TEST_F(CliTest, UsageAndMissingFilesExitTwo) {
   EXPECT_EQ(RunQuiver({}, dir_).code, 2);
   EXPECT_EQ(RunQuiver({"frobnicate"}, dir_).code, 2);

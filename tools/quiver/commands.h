@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "quiver/util/result.h"
@@ -30,8 +31,13 @@ int BenchCommand(const Args& args);        // quiver bench
 int ClusterCommand(const Args& args);      // quiver cluster init
 int StoreCommand(const Args& args);        // quiver store ls|stat|rm
 
-// Prints "quiver: <what>: <status message>" on stderr and returns code.
+// Prints "quiver: <what>: <status message>" on stderr, on one line, both
+// Escape()d, and returns code.
 int Fail(const std::string& what, const Status& st, int code = kExitBadInput);
+// Text from input made safe for a terminal: valid UTF-8 stays as it is;
+// control characters (NUL included) and bytes that are not UTF-8 become
+// \xNN.
+std::string Escape(std::string_view text);
 
 // Parses "--name=value" or "--name value" options out of args; returns the
 // value or `fallback`. Removes the option from args.

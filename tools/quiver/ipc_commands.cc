@@ -14,33 +14,53 @@ namespace quiver::cli {
 
 namespace {
 
-// Reads an IPC stream or file from `path` (memory-mapped: zero-copy).
+// Reads an IPC stream or file from `path` (memory-mapped: zero-copy), batch
+// by batch: a round trip keeps every batch boundary, empty batches too.
 struct Input {
   ipc::IpcFormat format;
-  TablePtr table;
+  SchemaPtr schema;
+  std::vector<RecordBatchPtr> batches;
+  int64_t num_rows = 0;
 };
 
 Result<Input> ReadInput(const std::string& path) {
   QUIVER_ASSIGN_OR_RAISE(auto data, io::MemoryMapFile(path));
-  QUIVER_ASSIGN_OR_RAISE(ipc::IpcFormat format, ipc::DetectFormat(*data));
+  Input in;
+  QUIVER_ASSIGN_OR_RAISE(in.format, ipc::DetectFormat(*data));
   ipc::IpcReadOptions options;
   options.validate_full = true;
-  QUIVER_ASSIGN_OR_RAISE(TablePtr table, ipc::ReadTableFromBuffer(data, options));
-  QUIVER_RETURN_NOT_OK(table->ValidateFull());
-  return Input{format, std::move(table)};
+  QUIVER_ASSIGN_OR_RAISE(auto reader, ipc::OpenBatchReader(data, options));
+  in.schema = reader->schema();
+  QUIVER_ASSIGN_OR_RAISE(in.batches, reader->ReadAll());
+  for (const auto& b : in.batches) {
+    QUIVER_RETURN_NOT_OK(b->ValidateFull());
+    in.num_rows += b->num_rows();
+  }
+  return in;
 }
 
-void PrintRows(const Table& table, int64_t limit) {
-  auto batches = table.ToRecordBatches();
-  if (!batches.ok()) return;
+// Escape() line by line: field names come from the file.
+std::string EscapeLines(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  for (;;) {
+    const size_t end = text.find('\n', start);
+    out += Escape(std::string_view(text).substr(start, end - start));
+    if (end == std::string::npos) return out;
+    out += '\n';
+    start = end + 1;
+  }
+}
+
+void PrintRows(const Input& in, int64_t limit) {
   int64_t row = 0;
-  for (const auto& batch : *batches) {
+  for (const auto& batch : in.batches) {
     std::vector<ArrayPtr> columns;
     for (int c = 0; c < batch->num_columns(); ++c) columns.push_back(batch->column(c));
     for (int64_t r = 0; r < batch->num_rows(); ++r, ++row) {
       if (row == limit) {
         std::printf("... (%lld more rows)\n",
-                    static_cast<long long>(table.num_rows() - limit));
+                    static_cast<long long>(in.num_rows - limit));
         return;
       }
       std::ostringstream line;
@@ -49,7 +69,7 @@ void PrintRows(const Table& table, int64_t limit) {
         line << (c == 0 ? " " : " | ") << batch->column_name(c) << "="
              << FormatValue(*columns[c], r);
       }
-      std::puts(line.str().c_str());
+      std::puts(Escape(line.str()).c_str());
     }
   }
 }
@@ -68,11 +88,10 @@ int Cat(Args args) {
   }
   auto input = ReadInput(args[0]);
   if (!input.ok()) return Fail(args[0], input.status());
-  const Table& t = *input->table;
-  std::printf("format: Arrow IPC %s\nrows: %lld\nschema:\n%s\n--\n",
-              ipc::IpcFormatName(input->format), static_cast<long long>(t.num_rows()),
-              t.schema()->ToString().c_str());
-  PrintRows(t, limit);
+  std::printf("format: Arrow IPC %s\nrows: %lld\nbatches: %zu\nschema:\n%s\n--\n",
+              ipc::IpcFormatName(input->format), static_cast<long long>(input->num_rows),
+              input->batches.size(), EscapeLines(input->schema->ToString()).c_str());
+  PrintRows(*input, limit);
   return kExitOk;
 }
 
@@ -94,7 +113,13 @@ int Roundtrip(Args args) {
   if (!sink.ok()) return Fail(args[1], sink.status());
   ipc::IpcWriteOptions options = ipc::IpcWriteOptions::Defaults();
   options.compression = *compression;
-  Status st = ipc::WriteTable(*input->table, input->format, sink->get(), options);
+  Status st;
+  auto writer = ipc::MakeWriter(input->format, sink->get(), input->schema, options);
+  if (!writer.ok()) st = writer.status();
+  for (size_t i = 0; st.ok() && i < input->batches.size(); ++i) {
+    st = (*writer)->WriteRecordBatch(*input->batches[i]);
+  }
+  if (st.ok()) st = (*writer)->Close();
   if (st.ok()) st = (*sink)->Close();
   if (st.ok() && std::rename(tmp.c_str(), args[1].c_str()) != 0) {
     st = Status::FromErrno(errno, "renaming the output into place");
@@ -103,10 +128,10 @@ int Roundtrip(Args args) {
     std::remove(tmp.c_str());
     return Fail(args[1], st, kExitFailed);
   }
-  std::printf("%s: %lld rows, %d columns, Arrow IPC %s -> %s\n", args[0].c_str(),
-              static_cast<long long>(input->table->num_rows()),
-              input->table->num_columns(), ipc::IpcFormatName(input->format),
-              args[1].c_str());
+  std::printf("%s: %lld rows in %zu batches, %d columns, Arrow IPC %s -> %s\n",
+              Escape(args[0]).c_str(), static_cast<long long>(input->num_rows),
+              input->batches.size(), input->schema->num_fields(),
+              ipc::IpcFormatName(input->format), Escape(args[1]).c_str());
   return kExitOk;
 }
 
@@ -120,7 +145,7 @@ int IpcCommand(const Args& args) {
   Args rest(args.begin() + 1, args.end());
   if (args[0] == "cat") return Cat(rest);
   if (args[0] == "roundtrip") return Roundtrip(rest);
-  std::fprintf(stderr, "quiver: unknown ipc command '%s'\n", args[0].c_str());
+  std::fprintf(stderr, "quiver: unknown ipc command '%s'\n", Escape(args[0]).c_str());
   return kExitBadInput;
 }
 

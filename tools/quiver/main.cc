@@ -4,16 +4,47 @@
 #include <cstring>
 #include <string>
 
+#include "columnar/utf8.h"
 #include "commands.h"
 
 namespace quiver::cli {
+
+std::string Escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* p = reinterpret_cast<const uint8_t*>(text.data());
+  int64_t left = static_cast<int64_t>(text.size());
+  auto hex = [&out](uint8_t b) {
+    char buf[5];
+    std::snprintf(buf, sizeof(buf), "\\x%02x", b);
+    out += buf;
+  };
+  while (left > 0) {
+    const int64_t valid = internal::Utf8ValidPrefixLength(p, left);
+    for (int64_t i = 0; i < valid; ++i) {
+      if (p[i] < 0x20 || p[i] == 0x7f) {
+        hex(p[i]);
+      } else {
+        out.push_back(static_cast<char>(p[i]));
+      }
+    }
+    p += valid;
+    left -= valid;
+    if (left > 0) {  // a byte that starts no valid UTF-8 sequence here
+      hex(*p);
+      ++p;
+      --left;
+    }
+  }
+  return out;
+}
 
 int Fail(const std::string& what, const Status& st, int code) {
   std::string msg = st.message();
   for (auto& c : msg) {
     if (c == '\n') c = ' ';  // one line
   }
-  std::fprintf(stderr, "quiver: %s: %s\n", what.c_str(), msg.c_str());
+  std::fprintf(stderr, "quiver: %s: %s\n", Escape(what).c_str(), Escape(msg).c_str());
   return code;
 }
 
@@ -102,7 +133,8 @@ commands:
                                DuckDB, print what happened
   ipc cat FILE [--limit N]     print the schema and rows of an Arrow IPC stream or file
   ipc roundtrip IN OUT         read an IPC stream or file, validate it fully, write it
-       [--compression C]       back in the same format (C: none, lz4, zstd)
+       [--compression C]       back in the same format, batch for batch (empty ones
+                               too; C: none, lz4, zstd)
   bench [all|NAME...] [--quick] [--out DIR] [--repetitions N] [--list]
                                run the benchmark suite, write DIR/results.json,
                                DIR/report.md (beside the published figures) and plots
