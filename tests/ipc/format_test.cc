@@ -154,6 +154,42 @@ TEST(Format, FileLayout) {
   EXPECT_EQ(streamed.size(), 2u);
 }
 
+// Older writers left the footer's version unset (V1, the flatbuffer's
+// default) in files of V4 messages; Arrow C++ and Arrow JS read them. The
+// messages' own versions still count, and a footer version newer than V5 (or
+// negative) stays an error.
+TEST(Format, FooterWithItsVersionUnsetIsRead) {
+  auto batch = TinyBatch();
+  ASSERT_OK_AND_ASSIGN(auto data, WriteBatches({batch, batch}, IpcFormat::kFile));
+  const int64_t n = data->size();
+  const int64_t footer_start = n - 10 - I32At(*data, n - 10);
+  // The Footer table, its vtable, and the offset of field 0 (version): V5 is
+  // not the default, so it is stored.
+  const int64_t table = footer_start + U32At(*data, footer_start);
+  const int64_t vtable = table - I32At(*data, table);
+  uint16_t field = 0;
+  std::memcpy(&field, data->data() + vtable + 4, sizeof(field));
+  ASSERT_NE(field, 0);
+  auto with_version = [&](int16_t v) {
+    std::string bytes(reinterpret_cast<const char*>(data->data()), n);
+    std::memcpy(bytes.data() + table + field, &v, sizeof(v));
+    return Buffer::FromString(std::move(bytes));
+  };
+  for (int16_t unset : {0, 1, 2}) {  // V1, V2, V3
+    auto reader = RecordBatchFileReader::Open(with_version(unset));
+    ASSERT_TRUE(reader.ok()) << unset << ": " << reader.status().ToString();
+    EXPECT_EQ((*reader)->version(), MetadataVersion::kV4);
+    ASSERT_OK_AND_ASSIGN(auto b1, (*reader)->ReadRecordBatch(1));
+    EXPECT_TRUE(BatchesEqual(*batch, *b1));
+  }
+  for (int16_t bad : {5, -1}) {
+    auto reader = RecordBatchFileReader::Open(with_version(bad));
+    ASSERT_FALSE(reader.ok()) << bad;
+    EXPECT_NE(reader.status().message().find("metadata version"), std::string::npos)
+        << reader.status().ToString();
+  }
+}
+
 TEST(Format, StreamWithoutEndOfStreamMarker) {
   ASSERT_OK_AND_ASSIGN(auto data,
                        WriteBatches({TinyBatch(), TinyBatch()}, IpcFormat::kStream));

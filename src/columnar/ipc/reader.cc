@@ -187,9 +187,17 @@ Status RecordBatchFileReader::ReadFooter() {
   Status st = internal::VerifyFlatbuffer<fb::Footer>(*footer, options_, "footer");
   if (!st.ok()) return st.WithContext("IPC file");
   const fb::Footer* f = fb::GetFooter(footer->data());
-  auto version = internal::CheckMetadataVersion(f->version());
-  if (!version.ok()) return version.status().WithContext("IPC file: footer");
-  version_ = *version;
+  // Older writers left the footer's version unset (V1, the flatbuffer's
+  // default) in files of V4 messages; Arrow C++ and Arrow JS read them, and
+  // so does Quiver: every message's own version is checked as it is read.
+  if (f->version() >= fb::MetadataVersion::V1 &&
+      f->version() <= fb::MetadataVersion::V3) {
+    version_ = MetadataVersion::kV4;
+  } else {
+    auto version = internal::CheckMetadataVersion(f->version());
+    if (!version.ok()) return version.status().WithContext("IPC file: footer");
+    version_ = *version;
+  }
   auto decoded = internal::SchemaFromFlatbuffer(f->schema(), options_);
   if (!decoded.ok()) return decoded.status().WithContext("IPC file: footer schema");
   schema_ = decoded->schema;

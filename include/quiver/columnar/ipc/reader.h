@@ -85,6 +85,9 @@ class RecordBatchFileReader {
   const SchemaPtr& schema() const { return schema_; }
   int num_record_batches() const { return static_cast<int>(batch_blocks_.size()); }
   int num_dictionaries() const { return static_cast<int>(dictionary_blocks_.size()); }
+  // The footer's metadata version; V4 when the footer leaves it unset (V1-V3,
+  // as older writers did), since each message's own version, checked as it
+  // is read, must be V4 or V5.
   MetadataVersion version() const { return version_; }
   // The footer's custom metadata (null if none).
   const MetadataPtr& footer_metadata() const { return footer_metadata_; }
