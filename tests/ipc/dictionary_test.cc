@@ -246,5 +246,60 @@ TEST(Dictionary, ArrayWithoutDictionaryIsAnError) {
   EXPECT_TRUE(r.status().IsInvalid()) << r.status().ToString();
 }
 
+// One dictionary for two fields (the columnar format allows it; writers of
+// other implementations do it): a stream whose schema gives both fields id 0,
+// one dictionary batch, and batches whose two columns index it.
+TEST(Dictionary, OneIdSharedByTwoFields) {
+  auto values = DictionaryOf(dictionary(int8(), utf8()), {"x", "y", "z"});
+  const auto& dict = values->data()->dictionary;
+  auto s = schema(
+      {field("a", dictionary(int8(), utf8())), field("b", dictionary(int32(), utf8()))});
+  DictionaryFieldMap shared;
+  ASSERT_OK(shared.Add({0, {0}, s->field(0)->type()}));
+  ASSERT_OK(shared.Add({0, {1}, s->field(1)->type()}));
+  // Two columns over the one dictionary, with different index types.
+  Int8Builder i8;
+  Int32Builder i32;
+  for (int8_t v : {2, 0, 1}) ASSERT_OK(i8.Append(v));
+  for (int32_t v : {1, 1, 2}) ASSERT_OK(i32.Append(v));
+  auto a = std::make_shared<ArrayData>(*i8.Finish().ValueOrDie()->data());
+  auto b = std::make_shared<ArrayData>(*i32.Finish().ValueOrDie()->data());
+  a->type = s->field(0)->type();
+  b->type = s->field(1)->type();
+  a->dictionary = b->dictionary = dict;
+  auto batch = RecordBatch::Make(s, 3, {MakeArray(a), MakeArray(b)});
+  ASSERT_OK(batch->ValidateFull());
+
+  ASSERT_OK_AND_ASSIGN(auto sink, io::BufferOutputStream::Create());
+  const auto options = IpcWriteOptions::Defaults();
+  ASSERT_OK_AND_ASSIGN(auto schema_fb, EncodeSchema(*s, shared));
+  ASSERT_OK(WriteMessageMetadata(*schema_fb, sink.get(), options).status());
+  ASSERT_OK_AND_ASSIGN(EncodedBatch d,
+                       EncodeDictionaryMessage({0, dict, false, false}, options));
+  ASSERT_OK(WriteMessageMetadata(*d.metadata, sink.get(), options).status());
+  ASSERT_OK(WriteBody(d.payload, sink.get()));
+  ASSERT_OK_AND_ASSIGN(EncodedBatch rb, EncodeRecordBatchMessage(*batch, options));
+  ASSERT_OK(WriteMessageMetadata(*rb.metadata, sink.get(), options).status());
+  ASSERT_OK(WriteBody(rb.payload, sink.get()));
+  ASSERT_OK(WriteEndOfStream(sink.get(), options));
+  ASSERT_OK_AND_ASSIGN(auto data, sink->Finish());
+
+  ASSERT_OK_AND_ASSIGN(auto read, ReadBatches(data));
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_TRUE(BatchesEqual(*batch, *read[0]));
+  EXPECT_EQ(read[0]->column(0)->ToString(), batch->column(0)->ToString());
+  EXPECT_EQ(read[0]->column(1)->data()->dictionary.get(),
+            read[0]->column(0)->data()->dictionary.get())
+      << "the two fields share one decoded dictionary";
+
+  // Values of different types cannot share a dictionary.
+  DictionaryFieldMap mixed;
+  ASSERT_OK(mixed.Add({0, {0}, dictionary(int8(), utf8())}));
+  Status st = mixed.Add({0, {1}, dictionary(int8(), int64())});
+  EXPECT_TRUE(st.IsInvalid());
+  EXPECT_NE(st.message().find("values differ in type"), std::string::npos)
+      << st.ToString();
+}
+
 }  // namespace
 }  // namespace quiver::ipc::test

@@ -103,14 +103,25 @@ Status DictionaryFieldMap::Add(DictionaryField field) {
   if (field.type == nullptr || field.type->id() != TypeId::kDictionary) {
     return Status::Invalid("dictionary field ", field.id, " without a dictionary type");
   }
-  if (by_id_.count(field.id) != 0) {
-    return Status::Invalid("dictionary id ", field.id, " is used by two fields");
-  }
   if (by_path_.count(field.path) != 0) {
     return Status::Invalid("two dictionary ids for field path ",
                            PathToString(field.path));
   }
-  by_id_[field.id] = fields_.size();
+  auto shared = by_id_.find(field.id);
+  if (shared != by_id_.end()) {
+    // One dictionary for several fields, as the columnar format allows: their
+    // values must have one type (their index types may differ).
+    const DictionaryField& first = fields_[shared->second];
+    if (!first.type->value_type()->Equals(*field.type->value_type())) {
+      return Status::Invalid("dictionary id ", field.id, " is shared by fields at ",
+                             PathToString(first.path), " and ", PathToString(field.path),
+                             " whose values differ in type (",
+                             first.type->value_type()->ToString(), " vs ",
+                             field.type->value_type()->ToString(), ")");
+    }
+  } else {
+    by_id_[field.id] = fields_.size();
+  }
   by_path_[field.path] = field.id;
   fields_.push_back(std::move(field));
   return Status::OK();

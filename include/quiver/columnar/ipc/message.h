@@ -85,7 +85,9 @@ class DictionaryFieldMap {
   static Result<DictionaryFieldMap> Make(const Schema& schema, int max_depth = 64);
 
   // Records a field with an id chosen elsewhere (a decoded schema); fails if
-  // the id or the path is already present.
+  // the path is already present. Several fields may share an id (one
+  // dictionary, as the columnar format allows) if their value types are
+  // equal; FindById then gives the first of them.
   Status Add(DictionaryField field);
 
   int64_t size() const { return static_cast<int64_t>(fields_.size()); }
