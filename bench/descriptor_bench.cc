@@ -8,6 +8,10 @@
 //   - BM_DescriptorDecode: DecodeDescriptor with a bounds-checking validator
 //     (zero-copy) vs BM_IpcReadBack: reading the serialised stream back from
 //     memory (also zero-copy).
+//   - BM_DissociatedEncode / BM_DissociatedDecode: the same batch as a
+//     stream of Arrow's Dissociated IPC protocol with a type-1 body (schema,
+//     batch, end; the reader resolves addresses zero-copy), beside the
+//     descriptor of today and the IPC stream.
 // Counters: descriptor_bytes and ipc_bytes, the sizes of what travels.
 // QUIVER_BENCH_ROWS overrides the row count.
 #include <cstdlib>
@@ -16,6 +20,7 @@
 #include "bench_util.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc.h"
+#include "quiver/columnar/ipc/dissociated.h"
 #include "quiver/control/descriptor.h"
 
 namespace quiver {
@@ -121,7 +126,88 @@ void BM_IpcReadBack(benchmark::State& state) {
   state.counters["ipc_bytes"] = static_cast<double>(f.stream->size());
 }
 
+namespace dis = ipc::dissociated;
+
+// The whole conversation of one batch: what travels, and the writer's
+// buffers (alive while the reader uses them).
+struct Conversation {
+  std::vector<std::string> metadata;
+  uint64_t tag = 0;
+  std::shared_ptr<Buffer> body;
+  size_t bytes = 0;
+};
+
+Result<Conversation> Speak(const RecordBatch& batch) {
+  Conversation c;
+  QUIVER_ASSIGN_OR_RAISE(
+      auto w, dis::StreamWriter::Make(batch.schema(), dis::BodyType::kAddresses));
+  QUIVER_ASSIGN_OR_RAISE(auto begin, w->Begin());
+  c.metadata.push_back(std::move(begin.metadata));
+  QUIVER_ASSIGN_OR_RAISE(auto out, w->Write(batch));
+  for (auto& o : out) {
+    c.metadata.push_back(std::move(o.metadata));
+    c.tag = o.tag;
+    c.body = Buffer::FromString(std::move(o.body));
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto end, w->End());
+  c.metadata.push_back(std::move(end.metadata));
+  for (const auto& m : c.metadata) c.bytes += m.size();
+  c.bytes += static_cast<size_t>(c.body->size());
+  return c;
+}
+
+void BM_DissociatedEncode(benchmark::State& state) {
+  auto& f = Fixture::Get();
+  size_t size = 0;
+  for (auto _ : state) {
+    auto c = Speak(*f.batch);
+    if (!c.ok()) {
+      state.SkipWithError(c.status().ToString().c_str());
+      break;
+    }
+    size = c->bytes;
+    benchmark::DoNotOptimize(c);
+  }
+  state.counters["descriptor_bytes"] = static_cast<double>(size);
+}
+
+void BM_DissociatedDecode(benchmark::State& state) {
+  auto& f = Fixture::Get();
+  auto c = Speak(*f.batch);
+  if (!c.ok()) return state.SkipWithError(c.status().ToString().c_str());
+  // The same check as the descriptor's validator, then the bytes in place.
+  auto resolve = [&f](uint64_t address,
+                      uint64_t length) -> Result<std::shared_ptr<Buffer>> {
+    if (address < f.lo || address + length > f.hi) {
+      return Status::Invalid("range outside the batch");
+    }
+    return Buffer::Wrap(reinterpret_cast<const uint8_t*>(address),
+                        static_cast<int64_t>(length));
+  };
+  for (auto _ : state) {
+    dis::StreamReader reader(resolve);
+    Status st;
+    for (const auto& m : c->metadata) {
+      if (st.ok()) st = reader.OnMetadata(m);
+    }
+    if (st.ok()) st = reader.OnBody(c->tag, c->body);
+    auto batch = reader.Next();
+    if (!st.ok() || !batch.ok() || !batch->has_value()) {
+      state.SkipWithError("the dissociated stream did not decode");
+      break;
+    }
+    if ((**batch)->column_data(0)->buffers[1]->data() !=
+        f.batch->column_data(0)->buffers[1]->data()) {
+      state.SkipWithError("decode copied the data");
+    }
+    benchmark::DoNotOptimize(batch);
+  }
+  state.counters["descriptor_bytes"] = static_cast<double>(c->bytes);
+}
+
 BENCHMARK(BM_DescriptorEncode)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DissociatedEncode)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DissociatedDecode)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_IpcSerialize)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DescriptorDecode)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_IpcReadBack)->UseRealTime()->Unit(benchmark::kMicrosecond);
@@ -134,5 +220,7 @@ int main(int argc, char** argv) {
   return quiver::bench::RunWithRatios(
       argc, argv,
       {{"BM_DescriptorEncode", "BM_IpcSerialize", "time"},
-       {"BM_DescriptorDecode", "BM_IpcReadBack", "time"}});
+       {"BM_DescriptorDecode", "BM_IpcReadBack", "time"},
+       {"BM_DissociatedEncode", "BM_DescriptorEncode", "time"},
+       {"BM_DissociatedDecode", "BM_DescriptorDecode", "time"}});
 }
