@@ -280,7 +280,11 @@ Status StreamReader::OnMetadata(std::string_view bytes) {
                            " received twice");
   }
   QUIVER_RETURN_NOT_OK(Pending());
-  metadata_.emplace(m.sequence, std::string(m.flatbuffer));
+  QUIVER_ASSIGN_OR_RAISE(
+      auto copy,
+      AllocateBuffer(static_cast<int64_t>(m.flatbuffer.size()), options_.pool));
+  std::memcpy(copy->mutable_data(), m.flatbuffer.data(), m.flatbuffer.size());
+  metadata_.emplace(m.sequence, std::move(copy));
   return Status::OK();
 }
 
@@ -312,11 +316,7 @@ Result<std::optional<RecordBatchPtr>> StreamReader::Next() {
     auto md = metadata_.find(next_);
     if (md == metadata_.end()) return std::optional<RecordBatchPtr>();
     const uint32_t seq = next_;
-    QUIVER_ASSIGN_OR_RAISE(
-        auto bytes,
-        AllocateBuffer(static_cast<int64_t>(md->second.size()), options_.pool));
-    std::memcpy(bytes->mutable_data(), md->second.data(), md->second.size());
-    QUIVER_ASSIGN_OR_RAISE(auto message, Message::Open(bytes, nullptr, options_));
+    QUIVER_ASSIGN_OR_RAISE(auto message, Message::Open(md->second, nullptr, options_));
     if (seq == 0) {
       if (message->type() != MessageType::kSchema) {
         return Status::Invalid("dissociated IPC stream starts with a ",

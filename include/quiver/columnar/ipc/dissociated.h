@@ -183,7 +183,8 @@ class StreamReader {
   AddressResolver resolver_;
   IpcReadOptions options_;
   Limits limits_;
-  std::map<uint32_t, std::string> metadata_;  // by sequence, not yet consumed
+  // By sequence, not yet consumed: each flatbuffer copied once, aligned.
+  std::map<uint32_t, std::shared_ptr<Buffer>> metadata_;
   std::map<uint32_t, std::pair<BodyType, std::shared_ptr<Buffer>>> bodies_;
   std::optional<uint32_t> end_;
   uint32_t next_ = 0;
