@@ -64,8 +64,25 @@ if [[ ! -f "$stamp" ]] || ! cmp -s "$lock" "$stamp"; then
 else
   step "npm packages present"
 fi
+# Polars (nodejs-polars, Rust) and its Linux x64 native module, pinned here
+# rather than in package-lock.json: the package names native modules for
+# other platforms that the registry may not carry, and npm ci then refuses
+# the lock. --no-save leaves package.json and the lock as they are; npm ci
+# above empties node_modules, so this runs again after it.
+polars_version=0.26.1
+polars_have="$(cd "$here" && node -p "require('nodejs-polars/package.json').version" 2>/dev/null || true)"
+if [[ "$polars_have" != "$polars_version" ]] ||
+  ! ls "$here"/node_modules/nodejs-polars-linux-x64-gnu/*.node >/dev/null 2>&1; then
+  step "installing nodejs-polars $polars_version (Polars, the third Arrow peer)"
+  (cd "$here" && npm install --no-save --no-package-lock --no-audit --no-fund \
+    --loglevel=error "nodejs-polars@$polars_version" \
+    "nodejs-polars-linux-x64-gnu@$polars_version") ||
+    fail "npm install nodejs-polars@$polars_version (is the npm registry reachable?)"
+fi
 [[ -f "$here/node_modules/@duckdb/node-bindings-linux-x64/libduckdb.so" ]] ||
   fail "libduckdb.so missing from node_modules/@duckdb/node-bindings-linux-x64"
 [[ -f "$here/node_modules/apache-arrow/package.json" ]] ||
   fail "apache-arrow missing from node_modules"
+ls "$here"/node_modules/nodejs-polars-linux-x64-gnu/*.node >/dev/null 2>&1 ||
+  fail "the Polars native module missing from node_modules/nodejs-polars-linux-x64-gnu"
 step "done"
