@@ -10,61 +10,16 @@
 #include <vector>
 
 #include "memory/avl_tree.h"
+#include "memory/region_allocator_layout.h"
 
 namespace quiver::memory {
 
 using internal::AvlLinks;
 using internal::AvlTree;
 using internal::kNil;
+using namespace allocator_layout;  // NOLINT(build/namespaces)
 
 namespace {
-
-constexpr uint64_t kMetaMagic = 0x314F4C4C41525651ULL;  // "QVRALLO1" little-endian
-constexpr uint32_t kMetaVersion = 1;
-constexpr int kUndoEntries = 16;
-
-enum BlockState : uint32_t { kUnused = 0, kFree = 1, kAllocated = 2 };
-
-// The fields that define the block layout. Everything else in a descriptor
-// (tree links, the free-slot chain) is derived and rebuilt after a crash.
-struct BlockCore {
-  uint64_t offset;     // from the start of the data area
-  uint64_t size;       // multiple of the granule
-  uint64_t requested;  // bytes asked for (allocated blocks)
-  uint64_t tag;
-  uint32_t prev;  // block just below, by address
-  uint32_t next;  // block just above, by address
-  uint32_t state;
-  int32_t owner_pid;
-};
-static_assert(sizeof(BlockCore) == 48);
-
-struct BlockDesc {
-  BlockCore core;
-  AvlLinks by_addr;  // all blocks, keyed by offset
-  AvlLinks by_size;  // free blocks, keyed by (size, offset); free-slot chain in .parent
-};
-static_assert(sizeof(BlockDesc) == 80);
-
-struct UndoEntry {
-  uint32_t index;
-  uint32_t reserved;
-  BlockCore core;
-};
-
-struct AddrTraits {
-  static AvlLinks& links(BlockDesc& d) { return d.by_addr; }
-  static bool less(const BlockDesc& a, const BlockDesc& b) {
-    return a.core.offset < b.core.offset;
-  }
-};
-struct SizeTraits {
-  static AvlLinks& links(BlockDesc& d) { return d.by_size; }
-  static bool less(const BlockDesc& a, const BlockDesc& b) {
-    return a.core.size != b.core.size ? a.core.size < b.core.size
-                                      : a.core.offset < b.core.offset;
-  }
-};
 
 std::atomic<RegionAllocator::CrashHook> g_crash_hook{nullptr};
 
@@ -99,33 +54,6 @@ std::string Hex(uint64_t v) {
 }
 
 }  // namespace
-
-struct RegionAllocator::Meta {
-  uint64_t magic;
-  uint32_t version;
-  uint32_t capacity;  // descriptors
-  uint64_t granule;
-  uint64_t data_size;
-  uint64_t metadata_size;
-  uint32_t addr_root;
-  uint32_t size_root;
-  uint32_t free_slot_head;
-  uint32_t free_slots;
-  uint64_t used;
-  uint64_t free_bytes;
-  uint64_t live;
-  uint64_t free_blocks;
-  uint64_t total_allocations;
-  uint64_t recoveries;
-  alignas(64) pthread_mutex_t lock;
-  // Undo log of the operation in progress: core fields of every descriptor
-  // it touched, saved before the first change. `active` is set while an
-  // operation runs.
-  alignas(64) uint32_t undo_active;
-  uint32_t undo_count;
-  UndoEntry undo[kUndoEntries];
-  alignas(64) BlockDesc descs[1];  // `capacity` entries
-};
 
 namespace {
 
@@ -174,73 +102,6 @@ class LockedOp {
   Meta* m_;
   bool locked_ = false;
 };
-
-// Rebuilds everything derived from the block cores: both trees, the free
-// slot chain and the counters. Fails if the cores do not tile the data area.
-Status Rebuild(Meta* m) {
-  BlockDesc* d = m->descs;
-  std::vector<bool> reachable(m->capacity, false);
-  m->addr_root = m->size_root = kNil;
-  m->used = m->free_bytes = m->live = m->free_blocks = 0;
-  AvlTree<BlockDesc, AddrTraits> by_addr(d, &m->addr_root);
-  AvlTree<BlockDesc, SizeTraits> by_size(d, &m->size_root);
-  uint64_t expected = 0;
-  uint32_t prev = kNil;
-  for (uint32_t i = 0; i != kNil; i = d[i].core.next) {
-    if (i >= m->capacity || reachable[i]) {
-      return Status::IOError(
-          "allocator metadata is corrupt: block chain loops or leaves "
-          "the descriptor table at slot ",
-          i);
-    }
-    const BlockCore& c = d[i].core;
-    if (c.offset != expected || c.prev != prev || c.size == 0 ||
-        c.size % m->granule != 0 || (c.state != kFree && c.state != kAllocated)) {
-      return Status::IOError("allocator metadata is corrupt at slot ", i, " (offset ",
-                             c.offset, ", expected ", expected, ")");
-    }
-    reachable[i] = true;
-    by_addr.Insert(i);
-    if (c.state == kFree) {
-      by_size.Insert(i);
-      m->free_bytes += c.size;
-      ++m->free_blocks;
-    } else {
-      m->used += c.size;
-      ++m->live;
-    }
-    expected += c.size;
-    prev = i;
-  }
-  if (expected != m->data_size) {
-    return Status::IOError("allocator metadata is corrupt: blocks cover ", expected,
-                           " of ", m->data_size, " bytes");
-  }
-  m->free_slot_head = kNil;
-  m->free_slots = 0;
-  for (uint32_t i = m->capacity; i-- > 0;) {
-    if (reachable[i]) continue;
-    d[i].core.state = kUnused;
-    d[i].by_size.parent = m->free_slot_head;
-    m->free_slot_head = i;
-    ++m->free_slots;
-  }
-  return Status::OK();
-}
-
-// Undoes a half-done operation from the undo log, then rebuilds.
-Status Recover(Meta* m) {
-  if (__atomic_load_n(&m->undo_active, __ATOMIC_ACQUIRE)) {
-    for (uint32_t k = m->undo_count; k-- > 0;) {
-      const UndoEntry& e = m->undo[k];
-      if (e.index < m->capacity) m->descs[e.index].core = e.core;
-    }
-  }
-  m->undo_active = 0;
-  m->undo_count = 0;
-  ++m->recoveries;
-  return Rebuild(m);
-}
 
 Status LockedOp::Lock() {
   int rc = pthread_mutex_lock(&m_->lock);
