@@ -28,12 +28,7 @@ void PinCache::PushNewestLocked(Slot* s) {
 }
 
 std::optional<PinCache::Entry> PinCache::Find(const ObjectId& id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = slots_.find(id);
-  if (it == slots_.end()) return std::nullopt;
-  UnlinkLocked(&it->second);
-  PushNewestLocked(&it->second);
-  return it->second.entry;
+  return FindAll({id})[0];
 }
 
 std::vector<std::optional<PinCache::Entry>> PinCache::FindAll(
@@ -60,29 +55,27 @@ void PinCache::EraseLocked(const ObjectId& id, std::vector<Entry>* out) {
   slots_.erase(it);
 }
 
-void PinCache::PutLocked(const ObjectId& id, Entry e, std::vector<Entry>* dropped) {
-  const uint64_t bytes = BytesOf(e);
-  EraseLocked(id, dropped);
-  if (bytes > max_object_) return;
-  while (bytes_ + bytes > limit_ && oldest_ != nullptr) {
-    EraseLocked(*oldest_->id, dropped);
-  }
-  auto [it, inserted] = slots_.emplace(id, Slot{std::move(e), bytes});
-  it->second.id = &it->first;
-  PushNewestLocked(&it->second);
-  bytes_ += bytes;
-}
-
 void PinCache::Put(const ObjectId& id, Entry e) {
-  std::vector<Entry> dropped;  // pins released after the lock
-  std::lock_guard<std::mutex> lock(mu_);
-  PutLocked(id, std::move(e), &dropped);
+  std::vector<std::pair<ObjectId, Entry>> one;
+  one.emplace_back(id, std::move(e));
+  PutAll(std::move(one));
 }
 
 void PinCache::PutAll(std::vector<std::pair<ObjectId, Entry>> entries) {
-  std::vector<Entry> dropped;
+  std::vector<Entry> dropped;  // pins released after the lock
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [id, e] : entries) PutLocked(id, std::move(e), &dropped);
+  for (auto& [id, e] : entries) {
+    const uint64_t bytes = BytesOf(e);
+    EraseLocked(id, &dropped);
+    if (bytes > max_object_) continue;
+    while (bytes_ + bytes > limit_ && oldest_ != nullptr) {
+      EraseLocked(*oldest_->id, &dropped);
+    }
+    auto [it, inserted] = slots_.emplace(id, Slot{std::move(e), bytes});
+    it->second.id = &it->first;
+    PushNewestLocked(&it->second);
+    bytes_ += bytes;
+  }
 }
 
 void PinCache::Erase(const std::vector<ObjectId>& ids) {

@@ -81,7 +81,6 @@ class PinCache {
   // Removes `id`'s slot; its pin goes when `out` is destroyed (outside the
   // lock).
   void EraseLocked(const ObjectId& id, std::vector<Entry>* out);
-  void PutLocked(const ObjectId& id, Entry e, std::vector<Entry>* dropped);
 
   const uint64_t limit_, max_object_;
   mutable std::mutex mu_;
