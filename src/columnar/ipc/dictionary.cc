@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "columnar/ipc/concatenate.h"
+#include "quiver/columnar/concatenate.h"
 #include "quiver/columnar/ipc/message.h"
 
 namespace quiver::ipc {
@@ -162,7 +162,7 @@ Result<DictionaryUpdate> DictionaryMemo::Apply(int64_t id, bool is_delta,
                              ", which has no dictionary yet");
     }
     if (values->length == 0) return DictionaryUpdate::kDelta;
-    QUIVER_ASSIGN_OR_RAISE(it->second, internal::Concatenate(*it->second, *values, pool));
+    QUIVER_ASSIGN_OR_RAISE(it->second, Concatenate({it->second.get(), values.get()}, pool));
     return DictionaryUpdate::kDelta;
   }
   if (it == values_.end()) {

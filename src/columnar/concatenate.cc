@@ -1,0 +1,264 @@
+#include "quiver/columnar/concatenate.h"
+
+#include <cstring>
+#include <limits>
+
+#include "quiver/columnar/array.h"
+#include "quiver/columnar/bit_util.h"
+
+namespace quiver {
+
+namespace {
+
+using Inputs = std::vector<const ArrayData*>;
+
+int64_t TotalLength(const Inputs& in) {
+  int64_t n = 0;
+  for (const ArrayData* d : in) n += d->length;
+  return n;
+}
+
+// A bitmap of every input's bits in order, or null when no input has nulls
+// (unless `always`, for boolean values). Inputs without a bitmap count as
+// all set.
+Result<std::shared_ptr<Buffer>> ConcatBitmaps(const Inputs& in, int index, bool always,
+                                              MemoryPool* pool) {
+  if (!always) {
+    bool any = false;
+    for (const ArrayData* d : in) {
+      any = any || (d->GetBuffer(index) != nullptr && d->GetNullCount() != 0);
+    }
+    if (!any) return std::shared_ptr<Buffer>();
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto out,
+                         AllocateZeroedBuffer(bit_util::BytesForBits(TotalLength(in)), pool));
+  uint8_t* dst = out->mutable_data();
+  int64_t pos = 0;
+  for (const ArrayData* d : in) {
+    const uint8_t* bits = d->GetBuffer(index);
+    if (bits != nullptr) {
+      bit_util::CopyBitmap(bits, d->offset, d->length, dst, pos);
+    } else {
+      bit_util::SetBitsTo(dst, pos, d->length, true);
+    }
+    pos += d->length;
+  }
+  return out;
+}
+
+Result<std::shared_ptr<Buffer>> ConcatFixed(const Inputs& in, int index, int64_t width,
+                                            MemoryPool* pool) {
+  QUIVER_ASSIGN_OR_RAISE(auto out, AllocateResizableBuffer(TotalLength(in) * width, pool));
+  uint8_t* dst = out->mutable_data();
+  for (const ArrayData* d : in) {
+    const int64_t n = d->length * width;
+    if (n > 0) std::memcpy(dst, d->GetBuffer(index) + d->offset * width, n);
+    dst += n;
+  }
+  out->ZeroPadding();
+  return std::shared_ptr<Buffer>(std::move(out));
+}
+
+template <typename O>
+O OffsetAt(const ArrayData& d, int64_t i) {
+  O v;
+  std::memcpy(&v, d.GetBuffer(1) + (d.offset + i) * sizeof(O), sizeof(O));
+  return v;
+}
+
+// Where each input's child values (or bytes) start, and how many there are.
+struct Span {
+  int64_t start = 0;
+  int64_t length = 0;
+};
+
+// Offsets of every input in order, re-based to start at 0.
+template <typename O>
+Result<std::shared_ptr<Buffer>> ConcatOffsets(const Inputs& in, std::vector<Span>* spans,
+                                              MemoryPool* pool) {
+  const int64_t n = TotalLength(in);
+  QUIVER_ASSIGN_OR_RAISE(auto out, AllocateResizableBuffer((n + 1) * sizeof(O), pool));
+  O* dst = out->mutable_data_as<O>();
+  int64_t pos = 0;
+  int64_t base = 0;
+  for (const ArrayData* d : in) {
+    const int64_t first = d->length == 0 ? 0 : OffsetAt<O>(*d, 0);
+    const int64_t last = d->length == 0 ? 0 : OffsetAt<O>(*d, d->length);
+    spans->push_back({first, last - first});
+    if (base + (last - first) > static_cast<int64_t>(std::numeric_limits<O>::max())) {
+      return Status::CapacityError("concatenated values exceed ", sizeof(O) * 8,
+                                   "-bit offsets");
+    }
+    for (int64_t i = 0; i < d->length; ++i) {
+      dst[pos++] = static_cast<O>(OffsetAt<O>(*d, i) - first + base);
+    }
+    base += last - first;
+  }
+  dst[pos] = static_cast<O>(base);
+  out->ZeroPadding();
+  return std::shared_ptr<Buffer>(std::move(out));
+}
+
+Result<std::shared_ptr<Buffer>> ConcatBytes(const Inputs& in, const std::vector<Span>& spans,
+                                            MemoryPool* pool) {
+  int64_t total = 0;
+  for (const Span& s : spans) total += s.length;
+  QUIVER_ASSIGN_OR_RAISE(auto out, AllocateResizableBuffer(total, pool));
+  uint8_t* dst = out->mutable_data();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (spans[i].length > 0) {
+      std::memcpy(dst, in[i]->GetBuffer(2) + spans[i].start, spans[i].length);
+    }
+    dst += spans[i].length;
+  }
+  out->ZeroPadding();
+  return std::shared_ptr<Buffer>(std::move(out));
+}
+
+// The child `index` of every input, sliced to the spans given.
+Result<ArrayDataPtr> ConcatChildren(const Inputs& in, int index,
+                                    const std::vector<Span>& spans, MemoryPool* pool) {
+  std::vector<ArrayDataPtr> slices;
+  Inputs children;
+  for (size_t i = 0; i < in.size(); ++i) {
+    slices.push_back(in[i]->child_data[index]->Slice(spans[i].start, spans[i].length));
+    children.push_back(slices.back().get());
+  }
+  return Concatenate(children, pool);
+}
+
+template <typename O>
+Status ConcatVarSize(const Inputs& in, MemoryPool* pool, ArrayData* out) {
+  std::vector<Span> spans;
+  QUIVER_ASSIGN_OR_RAISE(auto offsets, ConcatOffsets<O>(in, &spans, pool));
+  out->buffers.push_back(std::move(offsets));
+  if (IsBaseBinary(out->type->id())) {
+    QUIVER_ASSIGN_OR_RAISE(auto bytes, ConcatBytes(in, spans, pool));
+    out->buffers.push_back(std::move(bytes));
+    return Status::OK();
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto child, ConcatChildren(in, 0, spans, pool));
+  out->child_data.push_back(std::move(child));
+  return Status::OK();
+}
+
+// The dictionary of the last input, if every earlier one is a prefix of it.
+Result<ArrayDataPtr> SharedDictionary(const Inputs& in) {
+  const ArrayDataPtr& last = in.back()->dictionary;
+  if (last == nullptr) return Status::Invalid("dictionary-encoded array without values");
+  const ArrayPtr values = MakeArray(last);
+  for (const ArrayData* d : in) {
+    if (d->dictionary == last) continue;
+    if (d->dictionary == nullptr || d->dictionary->length > last->length ||
+        !values->RangeEquals(0, d->dictionary->length, 0, *MakeArray(d->dictionary))) {
+      return Status::Invalid(
+          "cannot concatenate dictionary-encoded arrays whose dictionaries differ "
+          "(each must start with the values of the one before)");
+    }
+  }
+  return last;
+}
+
+}  // namespace
+
+Result<ArrayDataPtr> Concatenate(const std::vector<const ArrayData*>& in,
+                                 MemoryPool* pool) {
+  if (in.empty()) return Status::Invalid("concatenation of no arrays");
+  const TypePtr& type = in.front()->type;
+  for (const ArrayData* d : in) {
+    if (!d->type->Equals(*type)) {
+      return Status::TypeError("cannot append ", d->type->ToString(), " values to ",
+                               type->ToString(), " values");
+    }
+  }
+  auto out = std::make_shared<ArrayData>();
+  out->type = type;
+  out->length = TotalLength(in);
+  const TypeId id = type->id();
+  if (id == TypeId::kNull) {
+    out->buffers = {nullptr};
+    out->null_count = out->length;
+    return out;
+  }
+  out->null_count = 0;
+  for (const ArrayData* d : in) out->null_count += d->GetNullCount();
+  QUIVER_ASSIGN_OR_RAISE(auto validity, ConcatBitmaps(in, 0, false, pool));
+  out->buffers.push_back(std::move(validity));
+  switch (id) {
+    case TypeId::kBool: {
+      QUIVER_ASSIGN_OR_RAISE(auto values, ConcatBitmaps(in, 1, true, pool));
+      out->buffers.push_back(std::move(values));
+      break;
+    }
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kList:
+    case TypeId::kMap:
+      QUIVER_RETURN_NOT_OK(ConcatVarSize<int32_t>(in, pool, out.get()));
+      break;
+    case TypeId::kLargeString:
+    case TypeId::kLargeBinary:
+    case TypeId::kLargeList:
+      QUIVER_RETURN_NOT_OK(ConcatVarSize<int64_t>(in, pool, out.get()));
+      break;
+    case TypeId::kFixedSizeList: {
+      const int64_t size = type->list_size();
+      std::vector<Span> spans;
+      for (const ArrayData* d : in) spans.push_back({d->offset * size, d->length * size});
+      QUIVER_ASSIGN_OR_RAISE(auto child, ConcatChildren(in, 0, spans, pool));
+      out->child_data.push_back(std::move(child));
+      break;
+    }
+    case TypeId::kStruct: {
+      std::vector<Span> spans;
+      for (const ArrayData* d : in) spans.push_back({d->offset, d->length});
+      for (size_t i = 0; i < in.front()->child_data.size(); ++i) {
+        QUIVER_ASSIGN_OR_RAISE(auto child,
+                               ConcatChildren(in, static_cast<int>(i), spans, pool));
+        out->child_data.push_back(std::move(child));
+      }
+      break;
+    }
+    case TypeId::kDictionary: {
+      QUIVER_ASSIGN_OR_RAISE(out->dictionary, SharedDictionary(in));
+      QUIVER_ASSIGN_OR_RAISE(auto indices,
+                             ConcatFixed(in, 1, type->index_type()->byte_width(), pool));
+      out->buffers.push_back(std::move(indices));
+      break;
+    }
+    default: {
+      const int width = type->byte_width();
+      if (width < 0 || (width == 0 && id != TypeId::kFixedSizeBinary)) {
+        return Status::NotImplemented("concatenation of ", type->ToString());
+      }
+      QUIVER_ASSIGN_OR_RAISE(auto values, ConcatFixed(in, 1, width, pool));
+      out->buffers.push_back(std::move(values));
+    }
+  }
+  return out;
+}
+
+Result<RecordBatchPtr> ConcatenateBatches(const std::vector<RecordBatchPtr>& batches,
+                                          MemoryPool* pool) {
+  if (batches.empty()) return Status::Invalid("concatenation of no record batches");
+  const SchemaPtr& schema = batches.front()->schema();
+  int64_t rows = 0;
+  for (const auto& b : batches) {
+    if (!b->schema()->Equals(*schema)) {
+      return Status::TypeError("cannot concatenate a batch of schema ",
+                               b->schema()->ToString(), " to batches of ",
+                               schema->ToString());
+    }
+    rows += b->num_rows();
+  }
+  std::vector<ArrayDataPtr> columns;
+  for (int c = 0; c < schema->num_fields(); ++c) {
+    Inputs in;
+    for (const auto& b : batches) in.push_back(b->column_data(c).get());
+    QUIVER_ASSIGN_OR_RAISE(auto column, Concatenate(in, pool));
+    columns.push_back(std::move(column));
+  }
+  return RecordBatch::Make(schema, rows, std::move(columns));
+}
+
+}  // namespace quiver
