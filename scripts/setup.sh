@@ -22,6 +22,7 @@ debian_packages=(
   libtomlplusplus-dev                                # cluster config (TOML)
   libprotobuf-dev protobuf-compiler                  # control protocol messages
   libssl-dev                                         # mutual TLS between nodes
+  libucx-dev ucx-utils                               # the transport (UCX)
   iproute2 procps                                    # multi-process tests
   gnuplot-nox                                        # quiver bench plots
   g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu    # compile the other flush paths

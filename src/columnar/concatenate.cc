@@ -30,8 +30,8 @@ Result<std::shared_ptr<Buffer>> ConcatBitmaps(const Inputs& in, int index, bool 
     }
     if (!any) return std::shared_ptr<Buffer>();
   }
-  QUIVER_ASSIGN_OR_RAISE(auto out,
-                         AllocateZeroedBuffer(bit_util::BytesForBits(TotalLength(in)), pool));
+  QUIVER_ASSIGN_OR_RAISE(
+      auto out, AllocateZeroedBuffer(bit_util::BytesForBits(TotalLength(in)), pool));
   uint8_t* dst = out->mutable_data();
   int64_t pos = 0;
   for (const ArrayData* d : in) {
@@ -48,7 +48,8 @@ Result<std::shared_ptr<Buffer>> ConcatBitmaps(const Inputs& in, int index, bool 
 
 Result<std::shared_ptr<Buffer>> ConcatFixed(const Inputs& in, int index, int64_t width,
                                             MemoryPool* pool) {
-  QUIVER_ASSIGN_OR_RAISE(auto out, AllocateResizableBuffer(TotalLength(in) * width, pool));
+  QUIVER_ASSIGN_OR_RAISE(auto out,
+                         AllocateResizableBuffer(TotalLength(in) * width, pool));
   uint8_t* dst = out->mutable_data();
   for (const ArrayData* d : in) {
     const int64_t n = d->length * width;
@@ -99,7 +100,8 @@ Result<std::shared_ptr<Buffer>> ConcatOffsets(const Inputs& in, std::vector<Span
   return std::shared_ptr<Buffer>(std::move(out));
 }
 
-Result<std::shared_ptr<Buffer>> ConcatBytes(const Inputs& in, const std::vector<Span>& spans,
+Result<std::shared_ptr<Buffer>> ConcatBytes(const Inputs& in,
+                                            const std::vector<Span>& spans,
                                             MemoryPool* pool) {
   int64_t total = 0;
   for (const Span& s : spans) total += s.length;

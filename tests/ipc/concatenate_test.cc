@@ -46,8 +46,8 @@ TEST(Concatenate, EveryTypeSlicedAndWholeKeepsEveryValueInOrder) {
   // Pieces of three random batches, some sliced at odd offsets, one empty.
   std::vector<RecordBatchPtr> pieces;
   for (uint32_t seed : {1u, 2u, 3u}) {
-    ASSERT_OK_AND_ASSIGN(auto b, RandomBatch(TypesWithoutDictionaries(), 37 + seed * 11,
-                                             seed));
+    ASSERT_OK_AND_ASSIGN(auto b,
+                         RandomBatch(TypesWithoutDictionaries(), 37 + seed * 11, seed));
     pieces.push_back(seed == 2 ? b->Slice(5, 17) : b);
   }
   pieces.push_back(pieces[0]->Slice(3, 0));

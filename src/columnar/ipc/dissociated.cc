@@ -184,14 +184,53 @@ Result<Outgoing> StreamWriter::Begin() {
   return o;
 }
 
-Result<Outgoing> StreamWriter::Batch(const Buffer& flatbuffer,
-                                     const BatchPayload& payload) {
+namespace {
+
+// The payload's offsets made relative to `block` if every buffer lies in
+// it (8-byte aligned offsets, as IPC bodies need); false otherwise.
+bool RebaseInto(const uint8_t* block, uint64_t block_size, BatchPayload* payload) {
+  std::vector<BufferSpec> specs = payload->metadata.buffers;
+  for (size_t i = 0; i < payload->buffers.size(); ++i) {
+    const auto& b = payload->buffers[i];
+    if (b == nullptr || b->size() == 0) {
+      specs[i] = {0, 0};
+      continue;
+    }
+    if (b->data() < block || b->data() + b->size() > block + block_size ||
+        (b->data() - block) % 8 != 0) {
+      return false;
+    }
+    specs[i] = {b->data() - block, b->size()};
+  }
+  payload->metadata.buffers = std::move(specs);
+  payload->metadata.body_length = static_cast<int64_t>(block_size);
+  return true;
+}
+
+}  // namespace
+
+Result<Outgoing> StreamWriter::Batch(
+    const Buffer& flatbuffer, BatchPayload payload,
+    const std::function<Result<std::shared_ptr<Buffer>>(const BatchMetadata&)>&
+        reencode) {
+  BodyChoice choice;
+  choice.type = type_;
+  if (chooser_) choice = chooser_(payload);
   const uint32_t sequence = next_++;
   Outgoing o;
-  o.metadata = EncodeMetadataMessage(sequence, View(flatbuffer));
   o.tagged = true;
-  o.tag = MakeTag(sequence, type_);
-  if (type_ == BodyType::kPacked) {
+  o.tag = MakeTag(sequence, choice.type);
+  if (choice.type == BodyType::kPacked) {
+    if (choice.block != nullptr && choice.block_size % 8 == 0 &&
+        RebaseInto(choice.block, choice.block_size, &payload)) {
+      QUIVER_ASSIGN_OR_RAISE(auto fb, reencode(payload.metadata));
+      o.metadata = EncodeMetadataMessage(sequence, View(*fb));
+      o.in_place = std::string_view(reinterpret_cast<const char*>(choice.block),
+                                    choice.block_size);
+      o.buffers = std::move(payload.buffers);
+      return o;
+    }
+    o.metadata = EncodeMetadataMessage(sequence, View(flatbuffer));
     QUIVER_ASSIGN_OR_RAISE(auto sink, io::BufferOutputStream::Create(
                                           payload.metadata.body_length, options_.pool));
     QUIVER_RETURN_NOT_OK(WriteBody(payload, sink.get()));
@@ -199,6 +238,7 @@ Result<Outgoing> StreamWriter::Batch(const Buffer& flatbuffer,
     o.body.assign(View(*body));
     return o;
   }
+  o.metadata = EncodeMetadataMessage(sequence, View(flatbuffer));
   std::vector<AddressRange> ranges;
   ranges.reserve(payload.buffers.size());
   for (const auto& b : payload.buffers) {
@@ -210,7 +250,7 @@ Result<Outgoing> StreamWriter::Batch(const Buffer& flatbuffer,
     }
   }
   o.body = EncodeAddressList(ranges);
-  o.buffers = payload.buffers;
+  o.buffers = std::move(payload.buffers);
   return o;
 }
 
@@ -227,11 +267,18 @@ Result<std::vector<Outgoing>> StreamWriter::Write(const RecordBatch& batch) {
   QUIVER_ASSIGN_OR_RAISE(auto sends, tracker_.Collect(batch));
   for (const auto& send : sends) {
     QUIVER_ASSIGN_OR_RAISE(EncodedBatch dict, EncodeDictionaryMessage(send, options_));
-    QUIVER_ASSIGN_OR_RAISE(auto o, Batch(*dict.metadata, dict.payload));
+    QUIVER_ASSIGN_OR_RAISE(
+        auto o,
+        Batch(*dict.metadata, std::move(dict.payload), [&](const BatchMetadata& m) {
+          return EncodeDictionaryBatch(send.id, send.is_delta, m, options_.pool);
+        }));
     out.push_back(std::move(o));
   }
   QUIVER_ASSIGN_OR_RAISE(EncodedBatch encoded, EncodeRecordBatchMessage(batch, options_));
-  QUIVER_ASSIGN_OR_RAISE(auto o, Batch(*encoded.metadata, encoded.payload));
+  QUIVER_ASSIGN_OR_RAISE(auto o, Batch(*encoded.metadata, std::move(encoded.payload),
+                                       [&](const BatchMetadata& m) {
+                                         return EncodeRecordBatch(m, options_.pool);
+                                       }));
   out.push_back(std::move(o));
   return out;
 }

@@ -100,8 +100,25 @@ struct Outgoing {
   bool tagged = false;
   uint64_t tag = 0;
   std::string body;
+  // A type-0 body sent in place (BodyChoice::block): these bytes of memory
+  // the sender keeps, instead of `body`.
+  std::string_view in_place;
   std::vector<std::shared_ptr<Buffer>> buffers;
+
+  std::string_view body_bytes() const { return in_place.data() ? in_place : body; }
 };
+
+// How one body goes out, chosen message by message (the protocol allows
+// either type for any body).
+struct BodyChoice {
+  BodyType type = BodyType::kPacked;
+  // Type 0 only: a block of memory holding every buffer of the body (as when
+  // the batch was built in it). The block itself is then the body, with
+  // offsets from its start: no packing copy. Null: pack as usual.
+  const uint8_t* block = nullptr;
+  uint64_t block_size = 0;
+};
+using BodyChooser = std::function<BodyChoice(const BatchPayload& payload)>;
 
 class StreamWriter {
  public:
@@ -121,6 +138,9 @@ class StreamWriter {
   Result<Outgoing> End();
 
   uint32_t next_sequence() const { return next_; }
+  // Chooses each later body's type (and in-place block) instead of the
+  // type given to Make.
+  void set_body_chooser(BodyChooser chooser) { chooser_ = std::move(chooser); }
 
  private:
   StreamWriter(SchemaPtr schema, BodyType type, IpcWriteOptions options,
@@ -129,12 +149,17 @@ class StreamWriter {
         type_(type),
         options_(options),
         tracker_(std::move(tracker)) {}
-  Result<Outgoing> Batch(const Buffer& flatbuffer, const BatchPayload& payload);
+  // `reencode` encodes the header again for offsets changed in place.
+  Result<Outgoing> Batch(
+      const Buffer& flatbuffer, BatchPayload payload,
+      const std::function<Result<std::shared_ptr<Buffer>>(const BatchMetadata&)>&
+          reencode);
 
   SchemaPtr schema_;
   BodyType type_;
   IpcWriteOptions options_;
   DictionaryWriteTracker tracker_;
+  BodyChooser chooser_;
   uint32_t next_ = 0;
   bool begun_ = false, ended_ = false;
 };

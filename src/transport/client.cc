@@ -1,0 +1,355 @@
+#include "quiver/transport/client.h"
+
+#include <sys/random.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "quiver/util/little_endian.h"
+#include "transport/address.h"
+#include "transport/client_internal.h"
+
+namespace quiver::transport {
+
+namespace dis = ipc::dissociated;
+
+namespace {
+
+BodyMode ModeFromEnvironment(BodyMode fallback) {
+  const char* v = std::getenv("QUIVER_TRANSPORT_BODIES");
+  if (v == nullptr) return fallback;
+  const std::string s(v);
+  if (s == "packed") return BodyMode::kPacked;
+  if (s == "addresses") return BodyMode::kAddresses;
+  return s == "measure" ? BodyMode::kMeasure : fallback;
+}
+
+}  // namespace
+
+ucs_status_t Client::Impl::OnControl(void* arg, const void*, size_t, void* data,
+                                     size_t length, const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<Impl*>(arg);
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    self->connection_error_ = "the server sent a control message too large to be one";
+    return UCS_OK;
+  }
+  std::string_view bytes(static_cast<const char*>(data), length);
+  auto frame = wire::DecodeFrame(bytes);
+  if (!frame.ok()) {
+    self->connection_error_ = frame.status().ToString();
+    return UCS_OK;
+  }
+  if (frame->kind == wire::Kind::kError && frame->request == 0) {
+    auto e = wire::DecodeError(frame->body);
+    if (!e.ok()) {
+      self->connection_error_ = e.status().ToString();
+    } else if (e->scan != 0) {
+      self->scan_errors_[e->scan] = e->message;
+    } else {
+      self->connection_error_ = e->message;
+    }
+    return UCS_OK;
+  }
+  self->replies_[frame->request] = std::string(bytes);
+  return UCS_OK;
+}
+
+ucs_status_t Client::Impl::OnMetadata(void* arg, const void* header, size_t header_length,
+                                      void* data, size_t length,
+                                      const ucp_am_recv_param_t* param) {
+  auto* self = static_cast<Impl*>(arg);
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || header_length != 8) {
+    self->connection_error_ = "the server sent a malformed metadata message";
+    return UCS_OK;
+  }
+  uint64_t scan;
+  std::memcpy(&scan, header, 8);
+  self->metadata_[scan].emplace_back(static_cast<const char*>(data), length);
+  return UCS_OK;
+}
+
+Client::Impl::~Impl() {
+  if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
+  if (ep_ != nullptr) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    UcxRequest close(worker_->get(), ucp_ep_close_nbx(ep_, &p));
+    (void)WaitFor(worker_.get(), &close, 1000, "closing the endpoint");
+  }
+  sends_.clear();
+}
+
+Status Client::Impl::Until(const std::function<bool()>& done, std::string_view what) {
+  QUIVER_RETURN_NOT_OK(worker_->ProgressUntil(
+      [&] { return done() || !failed_.empty() || !connection_error_.empty(); },
+      options_.timeout_ms, what));
+  PollSends();
+  if (!connection_error_.empty())
+    return Status::IOError("transport server: ", connection_error_);
+  if (!failed_.empty()) return Status::IOError(failed_);
+  return Status::OK();
+}
+
+Result<wire::Frame> Client::Impl::Call(wire::Kind kind, std::string body,
+                                       wire::Kind expect, std::string* storage) {
+  const uint64_t request = next_request_++;
+  send_bytes_.push_back(wire::EncodeFrame(kind, request, body));
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+  sends_.emplace_back(worker_->get(), ucp_am_send_nbx(ep_, wire::kAmControl, nullptr, 0,
+                                                      send_bytes_.back().data(),
+                                                      send_bytes_.back().size(), &p));
+  QUIVER_RETURN_NOT_OK(
+      Until([&] { return replies_.count(request) != 0; },
+            std::string("waiting for the answer to ") + wire::KindName(kind)));
+  *storage = std::move(replies_[request]);
+  replies_.erase(request);
+  QUIVER_ASSIGN_OR_RAISE(wire::Frame f, wire::DecodeFrame(*storage));
+  if (f.kind == wire::Kind::kError) {
+    QUIVER_ASSIGN_OR_RAISE(auto e, wire::DecodeError(f.body));
+    return Status::IOError("transport server: ", e.message);
+  }
+  if (f.kind != expect) {
+    return Status::IOError("transport server answered ", wire::KindName(kind), " with ",
+                           wire::KindName(f.kind));
+  }
+  return f;
+}
+
+// Receives and drops `bodies` tagged messages of a finalized scan.
+Status Client::Impl::Drain(uint64_t bodies) {
+  std::vector<uint8_t> scratch;
+  for (uint64_t i = 0; i < bodies; ++i) {
+    ucp_tag_message_h message = nullptr;
+    ucp_tag_recv_info_t info{};
+    QUIVER_RETURN_NOT_OK(Until(
+        [&] {
+          message = ucp_tag_probe_nb(worker_->get(), 0, 0, /*remove=*/1, &info);
+          return message != nullptr;
+        },
+        "draining the bodies of a finalized scan"));
+    if (info.length > options_.max_body_bytes) {
+      return Status::IOError("transport server sent a body of ", info.length,
+                             " bytes, over the limit of ", options_.max_body_bytes);
+    }
+    scratch.resize(info.length);
+    ucp_request_param_t p{};
+    UcxRequest recv(
+        worker_->get(),
+        ucp_tag_msg_recv_nbx(worker_->get(), scratch.data(), info.length, message, &p),
+        /*is_tag_recv=*/true);
+    QUIVER_RETURN_NOT_OK(WaitFor(worker_.get(), &recv, options_.timeout_ms,
+                                 "draining a body of a finalized scan"));
+  }
+  return Status::OK();
+}
+
+Status Client::Impl::Post(wire::Kind kind, std::string body) {
+  send_bytes_.push_back(wire::EncodeFrame(kind, next_request_++, body));
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+  sends_.emplace_back(worker_->get(), ucp_am_send_nbx(ep_, wire::kAmControl, nullptr, 0,
+                                                      send_bytes_.back().data(),
+                                                      send_bytes_.back().size(), &p));
+  const ucs_status_t st = sends_.back().Check();
+  if (st != UCS_OK && st != UCS_INPROGRESS)
+    return UcxError(st, "sending a control message");
+  return Status::OK();
+}
+
+Status Client::Impl::SendTagged(uint64_t tag, std::string bytes) {
+  send_bytes_.push_back(std::move(bytes));
+  ucp_request_param_t p{};
+  sends_.emplace_back(worker_->get(),
+                      ucp_tag_send_nbx(ep_, send_bytes_.back().data(),
+                                       send_bytes_.back().size(), tag, &p));
+  const ucs_status_t st = sends_.back().Check();
+  if (st != UCS_OK && st != UCS_INPROGRESS)
+    return UcxError(st, "sending a tagged message");
+  return Status::OK();
+}
+
+Status Client::Impl::Connect(const std::string& address) {
+  address_ = address;
+  QUIVER_ASSIGN_OR_RAISE(auto sockaddr, ResolveAddress(address, /*passive=*/false));
+  QUIVER_ASSIGN_OR_RAISE(context_, UcxContext::Make());
+  QUIVER_ASSIGN_OR_RAISE(worker_, UcxWorker::Make(context_));
+  for (auto [id, cb] :
+       {std::pair<unsigned, ucp_am_recv_callback_t>{wire::kAmControl, &OnControl},
+        {wire::kAmMetadata, &OnMetadata}}) {
+    ucp_am_handler_param_t am{};
+    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    am.id = id;
+    am.cb = cb;
+    am.arg = this;
+    ucs_status_t st = ucp_worker_set_am_recv_handler(worker_->get(), &am);
+    if (st != UCS_OK) return UcxError(st, "setting a message handler");
+  }
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  params.sockaddr.addr = sockaddr.get();
+  params.sockaddr.addrlen = sockaddr.length;
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &OnError;
+  params.err_handler.arg = this;
+  ucs_status_t st = ucp_ep_create(worker_->get(), &params, &ep_);
+  if (st != UCS_OK) return UcxError(st, "connecting to " + address);
+
+  wire::Hello hello;
+  hello.token = options_.token;
+  std::string storage;
+  QUIVER_ASSIGN_OR_RAISE(auto f, Call(wire::Kind::kHello, wire::Encode(hello),
+                                      wire::Kind::kHelloReply, &storage));
+  QUIVER_ASSIGN_OR_RAISE(hello_, wire::DecodeHelloReply(f.body));
+  if (hello_.version != wire::kVersion) {
+    return Status::IOError("transport server at ", address, " speaks version ",
+                           hello_.version, ", this client ", wire::kVersion);
+  }
+  st = ucp_ep_rkey_unpack(ep_, hello_.rkey.data(), &rkey_);
+  if (st != UCS_OK) return UcxError(st, "unpacking the server's remote key");
+  switch (ModeFromEnvironment(options_.bodies)) {
+    case BodyMode::kPacked:
+      return Status::OK();
+    case BodyMode::kAddresses:
+      addresses_from_ = 0;
+      return Status::OK();
+    case BodyMode::kMeasure:
+      return Measure();
+  }
+  return Status::OK();
+}
+
+// Times a one-sided read of the probe area against the server sending the
+// same bytes, at sizes from 16 KiB to 1 MiB (best of three each), and takes
+// addresses from the smallest size where reads win there and at every
+// larger size.
+Status Client::Impl::Measure() {
+  using Clock = std::chrono::steady_clock;
+  std::vector<uint8_t> buffer(hello_.probe_length);
+  const uint64_t probe_tag = (uint64_t{0xFF} << 56) | (next_request_ << 32);
+  std::vector<uint64_t> sizes;
+  for (uint64_t s = 16 << 10; s <= hello_.probe_length && s <= (1 << 20); s *= 2) {
+    sizes.push_back(s);
+  }
+  std::vector<bool> read_wins;
+  for (uint64_t size : sizes) {
+    double best_get = 1e30, best_send = 1e30;
+    for (int round = 0; round < 3; ++round) {
+      auto t0 = Clock::now();
+      ucp_request_param_t p{};
+      UcxRequest get(worker_->get(), ucp_get_nbx(ep_, buffer.data(), size,
+                                                 hello_.probe_address, rkey_, &p));
+      QUIVER_RETURN_NOT_OK(
+          WaitFor(worker_.get(), &get, options_.timeout_ms, "reading the probe area"));
+      best_get =
+          std::min(best_get, std::chrono::duration<double>(Clock::now() - t0).count());
+      if (round == 0) {
+        for (uint64_t i = 0; i < size; i += 4093) {
+          if (buffer[i] != static_cast<uint8_t>(i * 131 + 7)) {
+            return Status::IOError("one-sided reads from ", address_,
+                                   " return wrong bytes (probe offset ", i, ")");
+          }
+        }
+      }
+      t0 = Clock::now();
+      ucp_request_param_t rp{};
+      UcxRequest recv(worker_->get(),
+                      ucp_tag_recv_nbx(worker_->get(), buffer.data(), size, probe_tag,
+                                       ~uint64_t{0}, &rp),
+                      /*is_tag_recv=*/true);
+      wire::Probe probe{size, probe_tag};
+      const uint64_t request = next_request_++;
+      send_bytes_.push_back(
+          wire::EncodeFrame(wire::Kind::kProbe, request, wire::Encode(probe)));
+      ucp_request_param_t sp{};
+      sp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      sp.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+      sends_.emplace_back(
+          worker_->get(),
+          ucp_am_send_nbx(ep_, wire::kAmControl, nullptr, 0, send_bytes_.back().data(),
+                          send_bytes_.back().size(), &sp));
+      QUIVER_RETURN_NOT_OK(
+          Until([&] { return recv.Check() != UCS_INPROGRESS; }, "receiving the probe"));
+      if (recv.Check() != UCS_OK) return UcxError(recv.Check(), "receiving the probe");
+      best_send =
+          std::min(best_send, std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    read_wins.push_back(best_get < best_send);
+  }
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (!read_wins[i]) break;
+    addresses_from_ = sizes[i];
+  }
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& address,
+                                                ClientOptions options) {
+  auto impl = std::make_shared<Impl>(std::move(options));
+  QUIVER_RETURN_NOT_OK(impl->Connect(address));
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+Client::~Client() = default;
+
+uint64_t Client::addresses_from() const { return impl_->addresses_from_; }
+
+Result<uint64_t> Client::InitScan(const std::string& sql, const ScanOptions& options) {
+  wire::InitScan m;
+  m.sql = sql;
+  m.dataset = options.dataset;
+  m.min_rows = options.min_rows;
+  m.window_batches = options.window_batches;
+  m.window_bytes = options.window_bytes;
+  m.addresses_from = impl_->addresses_from_;
+  std::string storage;
+  QUIVER_ASSIGN_OR_RAISE(auto f, impl_->Call(wire::Kind::kInitScan, wire::Encode(m),
+                                             wire::Kind::kScanReply, &storage));
+  QUIVER_ASSIGN_OR_RAISE(auto id, wire::DecodeScanId(f.body));
+  return id.scan;
+}
+
+Status Client::Finalize(uint64_t scan) {
+  std::string storage;
+  QUIVER_ASSIGN_OR_RAISE(
+      auto f, impl_->Call(wire::Kind::kFinalize, wire::Encode(wire::ScanId{scan}),
+                          wire::Kind::kFinalized, &storage));
+  QUIVER_ASSIGN_OR_RAISE(auto done, wire::DecodeFinalized(f.body));
+  impl_->metadata_.erase(scan);
+  impl_->scan_errors_.erase(scan);
+  if (impl_->active_scan_ == scan) {
+    if (done.bodies_sent < impl_->bodies_taken_) {
+      return Status::IOError("transport server says it sent ", done.bodies_sent,
+                             " bodies of scan ", scan, " but ", impl_->bodies_taken_,
+                             " arrived");
+    }
+    QUIVER_RETURN_NOT_OK(impl_->Drain(done.bodies_sent - impl_->bodies_taken_));
+    impl_->active_scan_ = 0;
+  }
+  return Status::OK();
+}
+
+Result<ServerStats> Client::Stats() {
+  std::string storage;
+  QUIVER_ASSIGN_OR_RAISE(
+      auto f, impl_->Call(wire::Kind::kStats, {}, wire::Kind::kStatsReply, &storage));
+  QUIVER_ASSIGN_OR_RAISE(auto r, wire::DecodeStatsReply(f.body));
+  ServerStats s;
+  s.connections = r.connections;
+  s.scans = r.scans;
+  s.pool_bytes_in_use = r.pool_bytes_in_use;
+  s.bodies_in_flight = r.bodies_in_flight;
+  return s;
+}
+
+}  // namespace quiver::transport

@@ -1,0 +1,157 @@
+// A scan's producer thread: runs the query, coalesces its batches into
+// blocks of the registered pool, and hands the Dissociated IPC messages to
+// the progress thread within the window the client asked for.
+#include "quiver/columnar/concatenate.h"
+#include "quiver/util/little_endian.h"
+#include "transport/server_internal.h"
+
+namespace quiver::transport {
+
+namespace dis = ipc::dissociated;
+
+uint64_t WindowBytes(const dis::Outgoing& out) {
+  const std::string_view body = out.body_bytes();
+  auto tag = dis::DecodeTag(out.tag);
+  if (tag.ok() && tag->type == dis::BodyType::kAddresses && body.size() >= 8) {
+    return util::LoadLE<uint64_t>(body, 0);
+  }
+  return body.size();
+}
+
+bool Scan::WaitForWindow(uint64_t bytes) {
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] {
+    return cancelled.load() ||
+           (in_flight < request.window_batches &&
+            (in_flight == 0 || in_flight_bytes + bytes <= request.window_bytes));
+  });
+  if (cancelled) return false;
+  ++in_flight;
+  in_flight_bytes += bytes;
+  return true;
+}
+
+void Scan::Release(uint32_t bodies, uint64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    in_flight -= std::min(in_flight, bodies);
+    in_flight_bytes -= std::min(in_flight_bytes, bytes);
+  }
+  cv.notify_all();
+}
+
+namespace {
+
+// An upper bound of what Concatenate allocates for `d` (each buffer padded
+// to 64 bytes, plus 64); dictionaries are shared, not copied.
+uint64_t PaddedBytes(const ArrayData& d) {
+  uint64_t n = 0;
+  for (const auto& b : d.buffers) {
+    if (b != nullptr) n += (static_cast<uint64_t>(b->size()) + 63) / 64 * 64 + 64;
+  }
+  for (const auto& c : d.child_data) n += PaddedBytes(*c);
+  return n;
+}
+
+bool AllIn(const ipc::BatchPayload& payload, const uint8_t* block, uint64_t size) {
+  for (const auto& b : payload.buffers) {
+    if (b == nullptr || b->size() == 0) continue;
+    if (b->data() < block || b->data() + b->size() > block + size) return false;
+  }
+  return true;
+}
+
+Message Of(dis::Outgoing out, std::shared_ptr<Block> block) {
+  Message m;
+  m.out = std::move(out);
+  m.block = std::move(block);
+  return m;
+}
+
+void Push(Scan* s, Message m) {
+  std::lock_guard<std::mutex> lock(s->mu);
+  s->outbox.push_back(std::move(m));
+}
+
+}  // namespace
+
+void Server::Impl::Produce(Scan* s) {
+  auto reader = runner_(s->request.sql, s->request.dataset);
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->ready = reader.status();
+  }
+  worker_->Wake();
+  Status st = !reader.ok() ? Status::OK() : [&]() -> Status {
+    auto cancelled = [s] { return s->cancelled.load(); };
+    QUIVER_ASSIGN_OR_RAISE(auto writer, dis::StreamWriter::Make((*reader)->schema(),
+                                                                dis::BodyType::kPacked));
+    QUIVER_ASSIGN_OR_RAISE(auto begin, writer->Begin());
+    Push(s, Of(std::move(begin), nullptr));
+    worker_->Wake();
+    bool end = false;
+    while (!end && !cancelled()) {
+      std::vector<RecordBatchPtr> chunks;
+      int64_t rows = 0;
+      uint64_t bytes = 64;
+      while (static_cast<uint64_t>(rows) < std::max<uint64_t>(s->request.min_rows, 1) &&
+             bytes < options_.max_batch_bytes) {
+        QUIVER_ASSIGN_OR_RAISE(auto b, (*reader)->Next());
+        if (b == nullptr) {
+          end = true;
+          break;
+        }
+        for (const auto& column : b->column_data()) bytes += PaddedBytes(*column);
+        rows += b->num_rows();
+        chunks.push_back(std::move(b));
+      }
+      if (chunks.empty()) break;
+      auto block = std::make_shared<Block>();
+      block->pool = pool_.get();
+      QUIVER_ASSIGN_OR_RAISE(block->data, pool_->Allocate(bytes, cancelled));
+      block->arena = std::make_unique<ArenaPool>(block->data, (bytes + 63) / 64 * 64);
+      QUIVER_ASSIGN_OR_RAISE(block->batch,
+                             ConcatenateBatches(chunks, block->arena.get()));
+      chunks.clear();
+      const uint64_t used = block->arena->used();
+      const uint64_t addresses_from = s->request.addresses_from;
+      writer->set_body_chooser([&](const ipc::BatchPayload& payload) {
+        dis::BodyChoice choice;  // packed (copied) unless it is all in the block
+        if (!AllIn(payload, block->data, used)) return choice;
+        if (used >= addresses_from) {
+          choice.type = dis::BodyType::kAddresses;
+        } else {
+          choice.block = block->data;
+          choice.block_size = used;
+        }
+        return choice;
+      });
+      QUIVER_ASSIGN_OR_RAISE(auto messages, writer->Write(*block->batch));
+      writer->set_body_chooser(nullptr);
+      for (auto& m : messages) {
+        if (m.tagged && !s->WaitForWindow(WindowBytes(m))) {
+          return Status::Cancelled("scan ", s->id, " cancelled");
+        }
+        Push(s, Of(std::move(m), block));
+        worker_->Wake();
+      }
+    }
+    if (cancelled()) return Status::Cancelled("scan ", s->id, " cancelled");
+    QUIVER_ASSIGN_OR_RAISE(auto last, writer->End());
+    Push(s, Of(std::move(last), nullptr));
+    return Status::OK();
+  }();
+  if (!st.ok() && !s->cancelled) {
+    Message m;
+    m.is_error = true;
+    m.error = st.ToString();
+    Push(s, std::move(m));
+  }
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->producer_done = true;
+  }
+  worker_->Wake();
+}
+
+}  // namespace quiver::transport

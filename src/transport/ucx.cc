@@ -1,0 +1,169 @@
+#include "transport/ucx.h"
+
+#include <poll.h>
+
+#include <chrono>
+#include <utility>
+
+namespace quiver::transport {
+
+Status UcxError(ucs_status_t status, std::string_view what) {
+  return Status::IOError("UCX ", what, ": ", ucs_status_string(status));
+}
+
+Result<std::shared_ptr<UcxContext>> UcxContext::Make() {
+  ucp_config_t* config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) return UcxError(st, "reading the configuration (UCX_* variables)");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features =
+      UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  std::shared_ptr<UcxContext> context(new UcxContext());
+  st = ucp_init(&params, config, &context->context_);
+  ucp_config_release(config);
+  if (st != UCS_OK) return UcxError(st, "initialising a context");
+  return context;
+}
+
+UcxContext::~UcxContext() {
+  if (context_ != nullptr) ucp_cleanup(context_);
+}
+
+Result<std::unique_ptr<UcxMemory>> UcxMemory::Map(std::shared_ptr<UcxContext> context,
+                                                  void* address, size_t length) {
+  std::unique_ptr<UcxMemory> m(new UcxMemory());
+  m->context_ = std::move(context);
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  params.address = address;
+  params.length = length;
+  ucs_status_t st = ucp_mem_map(m->context_->get(), &params, &m->memh_);
+  if (st != UCS_OK)
+    return UcxError(st, "registering " + std::to_string(length) + " bytes");
+  void* packed = nullptr;
+  size_t size = 0;
+  st = ucp_rkey_pack(m->context_->get(), m->memh_, &packed, &size);
+  if (st != UCS_OK) return UcxError(st, "packing a remote key");
+  m->rkey_.assign(static_cast<const char*>(packed), size);
+  ucp_rkey_buffer_release(packed);
+  m->address_ = reinterpret_cast<uint64_t>(address);
+  m->length_ = length;
+  return m;
+}
+
+UcxMemory::~UcxMemory() {
+  if (memh_ != nullptr) ucp_mem_unmap(context_->get(), memh_);
+}
+
+Result<std::unique_ptr<UcxWorker>> UcxWorker::Make(std::shared_ptr<UcxContext> context) {
+  std::unique_ptr<UcxWorker> w(new UcxWorker());
+  w->context_ = std::move(context);
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = UCS_THREAD_MODE_SINGLE;
+  ucs_status_t st = ucp_worker_create(w->context_->get(), &params, &w->worker_);
+  if (st != UCS_OK) return UcxError(st, "creating a worker");
+  st = ucp_worker_get_efd(w->worker_, &w->efd_);
+  if (st != UCS_OK) return UcxError(st, "getting the worker's event fd");
+  return w;
+}
+
+UcxWorker::~UcxWorker() {
+  if (worker_ != nullptr) ucp_worker_destroy(worker_);
+}
+
+void UcxWorker::Sleep(int timeout_ms) {
+  if (ucp_worker_arm(worker_) != UCS_OK) return;  // events pending (BUSY)
+  pollfd p{efd_, POLLIN, 0};
+  (void)poll(&p, 1, timeout_ms);
+}
+
+Status UcxWorker::ProgressUntil(const std::function<bool()>& done, int64_t timeout_ms,
+                                std::string_view what) {
+  using Clock = std::chrono::steady_clock;
+  // Spinning this long after the last event catches the reply of a round
+  // trip on shared memory without a sleep and wake-up (tens of µs each).
+  constexpr auto kSpin = std::chrono::microseconds(50);
+  const auto start = Clock::now();
+  auto last_event = start;
+  while (!done()) {
+    if (Progress()) {
+      last_event = Clock::now();
+      continue;
+    }
+    const auto now = Clock::now();
+    if (now - last_event < kSpin) continue;
+    int wait_ms = 100;
+    if (timeout_ms >= 0) {
+      const int64_t left =
+          timeout_ms -
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
+      if (left <= 0) {
+        return Status::DeadlineExceeded(what, " did not finish within ", timeout_ms,
+                                        " ms");
+      }
+      wait_ms = static_cast<int>(std::min<int64_t>(left, wait_ms));
+    }
+    Sleep(wait_ms);
+    last_event = Clock::now();
+  }
+  return Status::OK();
+}
+
+UcxRequest::UcxRequest(ucp_worker_h worker, ucs_status_ptr_t request, bool is_tag_recv)
+    : worker_(worker), is_tag_recv_(is_tag_recv) {
+  if (request == nullptr) {
+    status_ = UCS_OK;
+  } else if (UCS_PTR_IS_ERR(request)) {
+    status_ = UCS_PTR_STATUS(request);
+  } else {
+    request_ = request;
+    status_ = UCS_INPROGRESS;
+  }
+}
+
+UcxRequest& UcxRequest::operator=(UcxRequest&& other) noexcept {
+  if (this != &other) {
+    Release();
+    worker_ = other.worker_;
+    request_ = std::exchange(other.request_, nullptr);
+    status_ = other.status_;
+    is_tag_recv_ = other.is_tag_recv_;
+    info_ = other.info_;
+  }
+  return *this;
+}
+
+UcxRequest::~UcxRequest() { Release(); }
+
+void UcxRequest::Release() {
+  if (request_ == nullptr) return;
+  if (ucp_request_check_status(request_) == UCS_INPROGRESS) {
+    ucp_request_cancel(worker_, request_);
+  }
+  ucp_request_free(request_);
+  request_ = nullptr;
+}
+
+ucs_status_t UcxRequest::Check() {
+  if (request_ == nullptr) return status_;
+  const ucs_status_t st = is_tag_recv_ ? ucp_tag_recv_request_test(request_, &info_)
+                                       : ucp_request_check_status(request_);
+  if (st != UCS_INPROGRESS) {
+    status_ = st;
+    ucp_request_free(request_);
+    request_ = nullptr;
+  }
+  return st;
+}
+
+Status WaitFor(UcxWorker* worker, UcxRequest* request, int64_t timeout_ms,
+               std::string_view what) {
+  QUIVER_RETURN_NOT_OK(worker->ProgressUntil(
+      [&] { return request->Check() != UCS_INPROGRESS; }, timeout_ms, what));
+  const ucs_status_t st = request->Check();
+  return st == UCS_OK ? Status::OK() : UcxError(st, what);
+}
+
+}  // namespace quiver::transport

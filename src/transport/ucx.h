@@ -1,0 +1,119 @@
+// Thin owners of UCX (UCP) objects for the transport layer: the context,
+// a worker with its progress loop, registered memory and requests.
+//
+// Every call on a worker is made by one thread (UCS_THREAD_MODE_SINGLE):
+// the server's progress thread, or the client's caller. Another thread may
+// only Wake() the worker. Errors become Status values naming what failed
+// and UCX's own words for why.
+#pragma once
+
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "quiver/util/result.h"
+
+namespace quiver::transport {
+
+// IOError "UCX <what>: <UCX's message>".
+Status UcxError(ucs_status_t status, std::string_view what);
+
+class UcxContext {
+ public:
+  // Tag matching, active messages, remote memory access and wake-up on an
+  // event fd. Transports from UCX's own configuration (UCX_TLS and so on).
+  static Result<std::shared_ptr<UcxContext>> Make();
+  ~UcxContext();
+  UcxContext(const UcxContext&) = delete;
+  UcxContext& operator=(const UcxContext&) = delete;
+  ucp_context_h get() const { return context_; }
+
+ private:
+  UcxContext() = default;
+  ucp_context_h context_ = nullptr;
+};
+
+// Memory registered with a context once (faulted in by the caller first),
+// and its packed remote key for peers.
+class UcxMemory {
+ public:
+  static Result<std::unique_ptr<UcxMemory>> Map(std::shared_ptr<UcxContext> context,
+                                                void* address, size_t length);
+  ~UcxMemory();
+  UcxMemory(const UcxMemory&) = delete;
+  UcxMemory& operator=(const UcxMemory&) = delete;
+  uint64_t address() const { return address_; }
+  uint64_t length() const { return length_; }
+  const std::string& packed_rkey() const { return rkey_; }
+
+ private:
+  UcxMemory() = default;
+  std::shared_ptr<UcxContext> context_;
+  ucp_mem_h memh_ = nullptr;
+  uint64_t address_ = 0, length_ = 0;
+  std::string rkey_;
+};
+
+class UcxWorker {
+ public:
+  static Result<std::unique_ptr<UcxWorker>> Make(std::shared_ptr<UcxContext> context);
+  ~UcxWorker();
+  UcxWorker(const UcxWorker&) = delete;
+  UcxWorker& operator=(const UcxWorker&) = delete;
+  ucp_worker_h get() const { return worker_; }
+  const std::shared_ptr<UcxContext>& context() const { return context_; }
+
+  // One round of progress; true if anything happened.
+  bool Progress() { return ucp_worker_progress(worker_) != 0; }
+  // Progress until `done()`: spins while there is work or for a short while
+  // after, then sleeps on the worker's event fd. TimedOut naming `what`
+  // after `timeout_ms` (negative: no limit).
+  Status ProgressUntil(const std::function<bool()>& done, int64_t timeout_ms,
+                       std::string_view what);
+  // Sleeps until the worker has events or Wake() is called, at most
+  // `timeout_ms`; returns at once if events are already pending.
+  void Sleep(int timeout_ms);
+  // From any thread: makes Sleep() return.
+  void Wake() { ucp_worker_signal(worker_); }
+
+ private:
+  UcxWorker() = default;
+  std::shared_ptr<UcxContext> context_;
+  ucp_worker_h worker_ = nullptr;
+  int efd_ = -1;
+};
+
+// A request returned by a non-blocking UCX call: done at once (null or an
+// error pointer) or in flight. Free()s itself when destroyed unfinished
+// (cancelling it first).
+class UcxRequest {
+ public:
+  UcxRequest() = default;
+  UcxRequest(ucp_worker_h worker, ucs_status_ptr_t request, bool is_tag_recv = false);
+  ~UcxRequest();
+  UcxRequest(UcxRequest&& other) noexcept { *this = std::move(other); }
+  UcxRequest& operator=(UcxRequest&& other) noexcept;
+
+  // UCS_INPROGRESS while in flight; then the final status (kept).
+  ucs_status_t Check();
+  // The received message's tag and length, for a finished tag receive.
+  const ucp_tag_recv_info_t& info() const { return info_; }
+
+ private:
+  void Release();
+  ucp_worker_h worker_ = nullptr;
+  void* request_ = nullptr;
+  ucs_status_t status_ = UCS_OK;
+  bool is_tag_recv_ = false;
+  ucp_tag_recv_info_t info_{};
+};
+
+// Waits for `request` on `worker` (ProgressUntil) and returns its status.
+Status WaitFor(UcxWorker* worker, UcxRequest* request, int64_t timeout_ms,
+               std::string_view what);
+
+}  // namespace quiver::transport

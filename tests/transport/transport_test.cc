@@ -1,0 +1,158 @@
+// Server and client in one process over UCX: every Arrow type across both
+// body types, coalescing, windows, errors of the query, malformed requests.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "ipc/ipc_test_util.h"
+#include "quiver/columnar/concatenate.h"
+#include "quiver/transport/client.h"
+#include "quiver/transport/server.h"
+
+namespace quiver::transport {
+namespace {
+
+using ipc::test::RandomBatch;
+
+// Types whose random dictionaries stay one dictionary per stream: the
+// runner below serves slices of one batch.
+std::vector<TypePtr> Types() { return ipc::test::AllTypes(); }
+
+struct Fixture {
+  std::vector<RecordBatchPtr> chunks;  // what the runner serves, in order
+  std::atomic<int> runs{0};
+  std::unique_ptr<Server> server;
+
+  explicit Fixture(int64_t rows = 5000, int64_t chunk = 700, ServerOptions options = {}) {
+    auto batch = RandomBatch(Types(), rows, 11).ValueOrDie();
+    for (int64_t at = 0; at < rows; at += chunk) {
+      chunks.push_back(batch->Slice(at, std::min(chunk, rows - at)));
+    }
+    options.listen = "127.0.0.1:0";
+    options.token = "secret";
+    options.pool_size = 64 << 20;
+    server =
+        Server::Start(
+            options,
+            [this](const std::string& sql,
+                   const std::string&) -> Result<std::shared_ptr<RecordBatchReader>> {
+              ++runs;
+              if (sql == "fail") return Status::Invalid("no such table: fail");
+              if (sql == "empty") {
+                return RecordBatchReader::FromBatches(chunks[0]->schema(), {});
+              }
+              return RecordBatchReader::FromBatches(chunks[0]->schema(), chunks);
+            })
+            .ValueOrDie();
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
+  RecordBatchPtr Whole() const { return ConcatenateBatches(chunks).ValueOrDie(); }
+};
+
+ClientOptions WithMode(BodyMode mode) {
+  ClientOptions o;
+  o.token = "secret";
+  o.bodies = mode;
+  o.timeout_ms = 20000;
+  return o;
+}
+
+// Reads a scan to its end and checks it against `expected`: the same rows,
+// in batches of at least `min_rows` but the last.
+void ExpectScan(Client* client, const RecordBatchPtr& expected,
+                const ScanOptions& options) {
+  ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", options));
+  ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+  ASSERT_TRUE(reader->schema()->Equals(*expected->schema()));
+  ASSERT_OK_AND_ASSIGN(auto batches, reader->ReadAll());
+  ASSERT_FALSE(batches.empty());
+  for (size_t i = 0; i + 1 < batches.size(); ++i) {
+    EXPECT_GE(batches[i]->num_rows(), static_cast<int64_t>(options.min_rows));
+  }
+  ASSERT_OK_AND_ASSIGN(auto got, ConcatenateBatches(batches));
+  ASSERT_OK(got->ValidateFull());
+  EXPECT_TRUE(got->Equals(*expected));
+  ASSERT_OK(client->Finalize(scan));
+}
+
+TEST(Transport, EveryTypeArrivesEqualAsPackedBodiesAndAsAddresses) {
+  Fixture f;
+  const auto expected = f.Whole();
+  for (BodyMode mode : {BodyMode::kPacked, BodyMode::kAddresses, BodyMode::kMeasure}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(f.address(), WithMode(mode)));
+    if (mode == BodyMode::kPacked) {
+      EXPECT_EQ(client->addresses_from(), UINT64_MAX);
+    } else if (mode == BodyMode::kAddresses) {
+      EXPECT_EQ(client->addresses_from(), 0u);
+    }
+    ScanOptions options;
+    options.min_rows = 1500;  // chunks of 700 coalesce into batches of 2100
+    ExpectScan(client.get(), expected, options);
+    options.min_rows = 1;  // one batch per chunk
+    options.window_batches = 1;
+    ExpectScan(client.get(), expected, options);
+    ASSERT_OK_AND_ASSIGN(auto stats, client->Stats());
+    EXPECT_EQ(stats.pool_bytes_in_use, 0u);
+    EXPECT_EQ(stats.scans, 0u);
+  }
+}
+
+TEST(Transport, QueryErrorsComeBackFromInitScanAndEmptyResultsEndAtOnce) {
+  Fixture f;
+  ASSERT_OK_AND_ASSIGN(auto client,
+                       Client::Connect(f.address(), WithMode(BodyMode::kPacked)));
+  auto bad = client->InitScan("fail");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("no such table: fail"), std::string::npos)
+      << bad.status().ToString();
+  ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("empty"));
+  ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+  EXPECT_TRUE(reader->schema()->Equals(*f.chunks[0]->schema()));
+  ASSERT_OK_AND_ASSIGN(auto batch, reader->Next());
+  EXPECT_EQ(batch, nullptr);
+  ASSERT_OK(client->Finalize(scan));
+  // A scan id of another connection, or none at all.
+  EXPECT_FALSE(client->Finalize(scan).ok());
+  EXPECT_FALSE(client->Finalize(987654).ok());
+}
+
+TEST(Transport, WrongTokenIsRefusedByName) {
+  Fixture f;
+  ClientOptions o = WithMode(BodyMode::kPacked);
+  o.token = "guess";
+  auto client = Client::Connect(f.address(), o);
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find("wrong token"), std::string::npos)
+      << client.status().ToString();
+  EXPECT_EQ(f.runs.load(), 0);
+}
+
+TEST(Transport, FinalizeInTheMiddleGivesEveryBlockBack) {
+  Fixture f(20000, 500);
+  for (BodyMode mode : {BodyMode::kPacked, BodyMode::kAddresses}) {
+    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(f.address(), WithMode(mode)));
+    ScanOptions options;
+    options.min_rows = 1000;
+    ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", options));
+    {
+      ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+      ASSERT_OK_AND_ASSIGN(auto first, reader->Next());
+      ASSERT_NE(first, nullptr);
+    }
+    ASSERT_OK(client->Finalize(scan));
+    ServerStats stats;
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_OK_AND_ASSIGN(stats, client->Stats());
+      if (stats.pool_bytes_in_use == 0 && stats.scans == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(stats.pool_bytes_in_use, 0u);
+    EXPECT_EQ(stats.scans, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace quiver::transport
