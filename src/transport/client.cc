@@ -3,6 +3,7 @@
 #include <sys/random.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -71,12 +72,13 @@ ucs_status_t Client::Impl::OnMetadata(void* arg, const void* header, size_t head
 
 Client::Impl::~Impl() {
   if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
-  if (ep_ != nullptr) {
+  for (ucp_ep_h ep : {data_ep_, ep_}) {
+    if (ep == nullptr) continue;
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    UcxRequest close(worker_->get(), ucp_ep_close_nbx(ep_, &p));
-    (void)WaitFor(worker_.get(), &close, 1000, "closing the endpoint");
+    UcxRequest close(worker_->get(), ucp_ep_close_nbx(ep, &p));
+    (void)WaitFor(worker_.get(), &close, 1000, "closing an endpoint");
   }
   sends_.clear();
 }
@@ -136,11 +138,8 @@ Status Client::Impl::Drain(uint64_t bodies) {
                              " bytes, over the limit of ", options_.max_body_bytes);
     }
     scratch.resize(info.length);
-    ucp_request_param_t p{};
-    UcxRequest recv(
-        worker_->get(),
-        ucp_tag_msg_recv_nbx(worker_->get(), scratch.data(), info.length, message, &p),
-        /*is_tag_recv=*/true);
+    UcxRequest recv =
+        TagRecvMessage(worker_->get(), scratch.data(), info.length, message);
     QUIVER_RETURN_NOT_OK(WaitFor(worker_.get(), &recv, options_.timeout_ms,
                                  "draining a body of a finalized scan"));
   }
@@ -165,7 +164,7 @@ Status Client::Impl::SendTagged(uint64_t tag, std::string bytes) {
   send_bytes_.push_back(std::move(bytes));
   ucp_request_param_t p{};
   sends_.emplace_back(worker_->get(),
-                      ucp_tag_send_nbx(ep_, send_bytes_.back().data(),
+                      ucp_tag_send_nbx(data_ep_, send_bytes_.back().data(),
                                        send_bytes_.back().size(), tag, &p));
   const ucs_status_t st = sends_.back().Check();
   if (st != UCS_OK && st != UCS_INPROGRESS)
@@ -205,6 +204,7 @@ Status Client::Impl::Connect(const std::string& address) {
 
   wire::Hello hello;
   hello.token = options_.token;
+  QUIVER_ASSIGN_OR_RAISE(hello.worker_address, worker_->Address());
   std::string storage;
   QUIVER_ASSIGN_OR_RAISE(auto f, Call(wire::Kind::kHello, wire::Encode(hello),
                                       wire::Kind::kHelloReply, &storage));
@@ -213,7 +213,8 @@ Status Client::Impl::Connect(const std::string& address) {
     return Status::IOError("transport server at ", address, " speaks version ",
                            hello_.version, ", this client ", wire::kVersion);
   }
-  st = ucp_ep_rkey_unpack(ep_, hello_.rkey.data(), &rkey_);
+  QUIVER_ASSIGN_OR_RAISE(data_ep_, worker_->ConnectTo(hello_.worker_address));
+  st = ucp_ep_rkey_unpack(data_ep_, hello_.rkey.data(), &rkey_);
   if (st != UCS_OK) return UcxError(st, "unpacking the server's remote key");
   switch (ModeFromEnvironment(options_.bodies)) {
     case BodyMode::kPacked:
@@ -245,7 +246,7 @@ Status Client::Impl::Measure() {
     for (int round = 0; round < 3; ++round) {
       auto t0 = Clock::now();
       ucp_request_param_t p{};
-      UcxRequest get(worker_->get(), ucp_get_nbx(ep_, buffer.data(), size,
+      UcxRequest get(worker_->get(), ucp_get_nbx(data_ep_, buffer.data(), size,
                                                  hello_.probe_address, rkey_, &p));
       QUIVER_RETURN_NOT_OK(
           WaitFor(worker_.get(), &get, options_.timeout_ms, "reading the probe area"));
@@ -260,11 +261,8 @@ Status Client::Impl::Measure() {
         }
       }
       t0 = Clock::now();
-      ucp_request_param_t rp{};
-      UcxRequest recv(worker_->get(),
-                      ucp_tag_recv_nbx(worker_->get(), buffer.data(), size, probe_tag,
-                                       ~uint64_t{0}, &rp),
-                      /*is_tag_recv=*/true);
+      UcxRequest recv =
+          TagRecv(worker_->get(), buffer.data(), size, probe_tag, ~uint64_t{0});
       wire::Probe probe{size, probe_tag};
       const uint64_t request = next_request_++;
       send_bytes_.push_back(

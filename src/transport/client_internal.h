@@ -40,7 +40,8 @@ class Client::Impl {
   std::string address_;
   std::shared_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;
-  ucp_ep_h ep_ = nullptr;
+  ucp_ep_h ep_ = nullptr;       // to the listener: control frames
+  ucp_ep_h data_ep_ = nullptr;  // to the server's worker address: the data
   ucp_rkey_h rkey_ = nullptr;
   std::string failed_;  // why the endpoint failed, once it has
   wire::HelloReply hello_;

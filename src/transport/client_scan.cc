@@ -119,12 +119,8 @@ Status ScanReader::TakeMessage() {
   op.tag = info.sender_tag;
   QUIVER_ASSIGN_OR_RAISE(
       op.buffer, AllocateBuffer(static_cast<int64_t>(info.length), impl_->options_.pool));
-  ucp_request_param_t p{};
-  op.request =
-      UcxRequest(impl_->worker_->get(),
-                 ucp_tag_msg_recv_nbx(impl_->worker_->get(), op.buffer->mutable_data(),
-                                      info.length, message, &p),
-                 /*is_tag_recv=*/true);
+  op.request = TagRecvMessage(impl_->worker_->get(), op.buffer->mutable_data(),
+                              info.length, message);
   ops_.push_back(std::move(op));
   return Status::OK();
 }
@@ -170,7 +166,7 @@ Status ScanReader::Finished(Op& op) {
                                                         impl_->options_.pool));
       ucp_request_param_t p{};
       get.request = UcxRequest(impl_->worker_->get(),
-                               ucp_get_nbx(impl_->ep_, get.buffer->mutable_data(),
+                               ucp_get_nbx(impl_->data_ep_, get.buffer->mutable_data(),
                                            high - low, low, impl_->rkey_, &p));
       ops_.push_back(std::move(get));
       return Status::OK();

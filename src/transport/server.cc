@@ -267,11 +267,18 @@ void Server::Impl::HandleFrame(Connection* c, std::string_view bytes) {
                         hello->token.size()) != 0) {
         return refuse(Status::Unauthenticated("wrong token"));
       }
+      auto data_ep = worker_->ConnectTo(hello->worker_address);
+      if (!data_ep.ok()) return refuse(data_ep.status());
+      c->data_ep = *data_ep;
+      by_ep_[c->data_ep] = c->id;
+      auto own_address = worker_->Address();
+      if (!own_address.ok()) return refuse(own_address.status());
       c->authenticated = true;
       c->want_tag = RandomTag();
       c->free_tag = RandomTag();
       while (c->free_tag == c->want_tag) c->free_tag = RandomTag();
-      PostReceives(c);
+      PostReceive(c, /*want=*/true);
+      PostReceive(c, /*want=*/false);
       wire::HelloReply r;
       r.want_data = c->want_tag;
       r.free_data = c->free_tag;
@@ -280,6 +287,7 @@ void Server::Impl::HandleFrame(Connection* c, std::string_view bytes) {
       r.probe_address = r.pool_address;
       r.probe_length = kProbeBytes;
       r.rkey = pool_->registration().packed_rkey();
+      r.worker_address = std::move(*own_address);
       return Answer(c, wire::Kind::kHelloReply, f.request, wire::Encode(r));
     }
     case wire::Kind::kInitScan: {
@@ -366,23 +374,15 @@ void Server::Impl::OnProbe(Connection* c, const wire::Probe& probe) {
              {}, nullptr);
 }
 
-void Server::Impl::PostReceives(Connection* c) {
-  ucp_request_param_t p{};
-  if (c->want_recv.Check() != UCS_INPROGRESS) {
+void Server::Impl::PostReceive(Connection* c, bool want) {
+  if (want) {
     c->want_buf.resize(64);
-    c->want_recv =
-        UcxRequest(worker_->get(),
-                   ucp_tag_recv_nbx(worker_->get(), c->want_buf.data(),
-                                    c->want_buf.size(), c->want_tag, ~uint64_t{0}, &p),
-                   /*is_tag_recv=*/true);
-  }
-  if (c->free_recv.Check() != UCS_INPROGRESS) {
+    c->want_recv = TagRecv(worker_->get(), c->want_buf.data(), c->want_buf.size(),
+                           c->want_tag, ~uint64_t{0});
+  } else {
     c->free_buf.resize(kFreeDataBytes);
-    c->free_recv =
-        UcxRequest(worker_->get(),
-                   ucp_tag_recv_nbx(worker_->get(), c->free_buf.data(),
-                                    c->free_buf.size(), c->free_tag, ~uint64_t{0}, &p),
-                   /*is_tag_recv=*/true);
+    c->free_recv = TagRecv(worker_->get(), c->free_buf.data(), c->free_buf.size(),
+                           c->free_tag, ~uint64_t{0});
   }
 }
 
@@ -409,7 +409,7 @@ bool Server::Impl::PollReceives() {
         OnFreeData(c, body);
       }
       if (!c->closing.empty()) break;
-      PostReceives(c);
+      PostReceive(c, want);
     }
   }
   return busy;
@@ -467,7 +467,8 @@ void Server::Impl::SendTagged(Connection* c, uint64_t tag, std::string_view byte
   const void* data = s->bytes.empty() ? bytes.data() : s->bytes.data();
   const size_t size = s->bytes.empty() ? bytes.size() : s->bytes.size();
   ucp_request_param_t p{};
-  s->request = UcxRequest(worker_->get(), ucp_tag_send_nbx(c->ep, data, size, tag, &p));
+  s->request =
+      UcxRequest(worker_->get(), ucp_tag_send_nbx(c->data_ep, data, size, tag, &p));
   sends_.push_back(std::move(s));
 }
 
@@ -480,9 +481,9 @@ void Server::Impl::SendMetadata(Connection* c, uint64_t scan, std::string bytes)
   p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   p.flags = UCP_AM_SEND_FLAG_EAGER;
   s->request =
-      UcxRequest(worker_->get(),
-                 ucp_am_send_nbx(c->ep, wire::kAmMetadata, &s->header, sizeof(s->header),
-                                 s->bytes.data(), s->bytes.size(), &p));
+      UcxRequest(worker_->get(), ucp_am_send_nbx(c->data_ep, wire::kAmMetadata,
+                                                 &s->header, sizeof(s->header),
+                                                 s->bytes.data(), s->bytes.size(), &p));
   sends_.push_back(std::move(s));
 }
 
@@ -589,6 +590,7 @@ void Server::Impl::EndScan(Scan* s) {
 
 bool Server::Impl::Reap() {
   bool busy = false;
+  const auto now = std::chrono::steady_clock::now();
   for (auto it = connections_.begin(); it != connections_.end();) {
     Connection* c = it->second.get();
     if (c->closing.empty()) {
@@ -596,15 +598,33 @@ bool Server::Impl::Reap() {
       continue;
     }
     busy = true;
-    while (!c->scans.empty()) EndScan(scans_[*c->scans.begin()].get());
-    c->addresses.clear();
-    c->want_recv = UcxRequest();
-    c->free_recv = UcxRequest();
+    if (!c->wound_down) {
+      while (!c->scans.empty()) EndScan(scans_[*c->scans.begin()].get());
+      c->addresses.clear();
+      c->want_recv = UcxRequest();
+      c->free_recv = UcxRequest();
+      c->wound_down = true;
+      c->closing_since = now;
+    }
+    // Let the last answers (the error that says why) reach the client,
+    // for a second at most, before the endpoints go.
+    bool sending = false;
+    for (auto& s : sends_) {
+      sending =
+          sending || (s->connection == c->id && s->request.Check() == UCS_INPROGRESS);
+    }
+    if (sending && now - c->closing_since < std::chrono::seconds(1) && !stop_) {
+      ++it;
+      continue;
+    }
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    closing_eps_.emplace_back(worker_->get(), ucp_ep_close_nbx(c->ep, &p));
-    by_ep_.erase(c->ep);
+    for (ucp_ep_h ep : {c->ep, c->data_ep}) {
+      if (ep == nullptr) continue;
+      closing_eps_.emplace_back(worker_->get(), ucp_ep_close_nbx(ep, &p));
+      by_ep_.erase(ep);
+    }
     it = connections_.erase(it);
   }
   for (auto it = closing_eps_.begin(); it != closing_eps_.end();) {

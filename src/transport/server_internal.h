@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -43,9 +44,10 @@ struct Block {
 
 // A message a producer hands the progress thread.
 struct Message {
-  ipc::dissociated::Outgoing out;
+  // Declared first, destroyed last: `out` holds buffers of its arena.
   std::shared_ptr<Block> block;  // what a body points into, if anything
-  bool is_error = false;         // `error` instead of `out`
+  ipc::dissociated::Outgoing out;
+  bool is_error = false;  // `error` instead of `out`
   std::string error;
 };
 
@@ -92,9 +94,12 @@ struct AddressedBody {
 
 struct Connection {
   uint64_t id = 0;
-  ucp_ep_h ep = nullptr;
+  ucp_ep_h ep = nullptr;       // from the listener: control frames
+  ucp_ep_h data_ep = nullptr;  // to the client's worker address: the data
   bool authenticated = false;
-  std::string closing;  // why, once it must go
+  std::string closing;      // why, once it must go
+  bool wound_down = false;  // scans ended, receives cancelled
+  std::chrono::steady_clock::time_point closing_since;
   uint64_t want_tag = 0, free_tag = 0;
   UcxRequest want_recv, free_recv;
   std::vector<uint8_t> want_buf, free_buf;
@@ -131,7 +136,7 @@ class Server::Impl {
   void Answer(Connection* c, wire::Kind kind, uint64_t request, std::string body);
   void AnswerError(Connection* c, uint64_t request, uint64_t scan, const Status& st);
   void Accept(ucp_conn_request_h request);
-  void PostReceives(Connection* c);
+  void PostReceive(Connection* c, bool want);
   bool PollReceives();
   void OnWantData(Connection* c, std::string_view body);
   void OnFreeData(Connection* c, std::string_view body);

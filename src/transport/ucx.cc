@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <utility>
 
 namespace quiver::transport {
@@ -12,6 +13,10 @@ Status UcxError(ucs_status_t status, std::string_view what) {
 }
 
 Result<std::shared_ptr<UcxContext>> UcxContext::Make() {
+  // A server restarted on its port must not wait out the old connections'
+  // TIME_WAIT. A setting of the TCP connection manager, which UCX reads
+  // from the environment only (an explicit UCX_TCP_CM_REUSEADDR wins).
+  setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0);
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcxError(st, "reading the configuration (UCX_* variables)");
@@ -69,6 +74,28 @@ Result<std::unique_ptr<UcxWorker>> UcxWorker::Make(std::shared_ptr<UcxContext> c
   return w;
 }
 
+Result<std::string> UcxWorker::Address() const {
+  ucp_address_t* address = nullptr;
+  size_t length = 0;
+  ucs_status_t st = ucp_worker_get_address(worker_, &address, &length);
+  if (st != UCS_OK) return UcxError(st, "getting the worker's address");
+  std::string out(reinterpret_cast<const char*>(address), length);
+  ucp_worker_release_address(worker_, address);
+  return out;
+}
+
+Result<ucp_ep_h> UcxWorker::ConnectTo(std::string_view address) {
+  if (address.empty()) return Status::Invalid("an empty worker address");
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+  params.address = reinterpret_cast<const ucp_address_t*>(address.data());
+
+  ucp_ep_h ep = nullptr;
+  ucs_status_t st = ucp_ep_create(worker_, &params, &ep);
+  if (st != UCS_OK) return UcxError(st, "connecting to a worker address");
+  return ep;
+}
+
 UcxWorker::~UcxWorker() {
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
 }
@@ -111,8 +138,9 @@ Status UcxWorker::ProgressUntil(const std::function<bool()>& done, int64_t timeo
   return Status::OK();
 }
 
-UcxRequest::UcxRequest(ucp_worker_h worker, ucs_status_ptr_t request, bool is_tag_recv)
-    : worker_(worker), is_tag_recv_(is_tag_recv) {
+UcxRequest::UcxRequest(ucp_worker_h worker, ucs_status_ptr_t request, bool is_tag_recv,
+                       const ucp_tag_recv_info_t& info)
+    : worker_(worker), is_tag_recv_(is_tag_recv), info_(info) {
   if (request == nullptr) {
     status_ = UCS_OK;
   } else if (UCS_PTR_IS_ERR(request)) {
@@ -156,6 +184,29 @@ ucs_status_t UcxRequest::Check() {
     request_ = nullptr;
   }
   return st;
+}
+
+UcxRequest TagRecv(ucp_worker_h worker, void* buffer, size_t length, uint64_t tag,
+                   uint64_t mask) {
+  ucp_tag_recv_info_t info{};
+  ucp_request_param_t p{};
+  // UCX 1.13 leaves recv_info unset for some receives that complete at
+  // once (seen: shared-memory eager messages already waiting): always ask
+  // for a request, whose test gives the tag and length.
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  p.recv_info.tag_info = &info;
+  ucs_status_ptr_t r = ucp_tag_recv_nbx(worker, buffer, length, tag, mask, &p);
+  return UcxRequest(worker, r, /*is_tag_recv=*/true, info);
+}
+
+UcxRequest TagRecvMessage(ucp_worker_h worker, void* buffer, size_t length,
+                          ucp_tag_message_h message) {
+  ucp_tag_recv_info_t info{};
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_RECV_INFO | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  p.recv_info.tag_info = &info;
+  ucs_status_ptr_t r = ucp_tag_msg_recv_nbx(worker, buffer, length, message, &p);
+  return UcxRequest(worker, r, /*is_tag_recv=*/true, info);
 }
 
 Status WaitFor(UcxWorker* worker, UcxRequest* request, int64_t timeout_ms,

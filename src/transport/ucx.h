@@ -67,6 +67,14 @@ class UcxWorker {
   ucp_worker_h get() const { return worker_; }
   const std::shared_ptr<UcxContext>& context() const { return context_; }
 
+  // This worker's address, for a peer's ConnectTo.
+  Result<std::string> Address() const;
+  // An endpoint to the worker at `address` (from a peer's Address()).
+  // Without peer-failure handling: in UCX 1.13 asking for it leaves out
+  // shared memory and cma, which cannot report a dead peer. The endpoint
+  // made from the listener (which can) reports failures for the pair.
+  Result<ucp_ep_h> ConnectTo(std::string_view address);
+
   // One round of progress; true if anything happened.
   bool Progress() { return ucp_worker_progress(worker_) != 0; }
   // Progress until `done()`: spins while there is work or for a short while
@@ -93,7 +101,8 @@ class UcxWorker {
 class UcxRequest {
  public:
   UcxRequest() = default;
-  UcxRequest(ucp_worker_h worker, ucs_status_ptr_t request, bool is_tag_recv = false);
+  UcxRequest(ucp_worker_h worker, ucs_status_ptr_t request, bool is_tag_recv = false,
+             const ucp_tag_recv_info_t& info = {});
   ~UcxRequest();
   UcxRequest(UcxRequest&& other) noexcept { *this = std::move(other); }
   UcxRequest& operator=(UcxRequest&& other) noexcept;
@@ -111,6 +120,13 @@ class UcxRequest {
   bool is_tag_recv_ = false;
   ucp_tag_recv_info_t info_{};
 };
+
+// Tag receives, with the received tag and length known even when the
+// message was already waiting and the receive completed at once.
+UcxRequest TagRecv(ucp_worker_h worker, void* buffer, size_t length, uint64_t tag,
+                   uint64_t mask);
+UcxRequest TagRecvMessage(ucp_worker_h worker, void* buffer, size_t length,
+                          ucp_tag_message_h message);
 
 // Waits for `request` on `worker` (ProgressUntil) and returns its status.
 Status WaitFor(UcxWorker* worker, UcxRequest* request, int64_t timeout_ms,

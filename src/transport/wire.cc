@@ -128,13 +128,16 @@ Result<Frame> DecodeFrame(std::string_view bytes) {
   return f;
 }
 
-std::string Encode(const Hello& m) { return Writer().Int(m.version).Str(m.token).Take(); }
+std::string Encode(const Hello& m) {
+  return Writer().Int(m.version).Str(m.token).Str(m.worker_address).Take();
+}
 
 Result<Hello> DecodeHello(std::string_view body) {
   Reader r(body, "Hello");
   Hello m;
   QUIVER_RETURN_NOT_OK(r.Int("version", &m.version));
   QUIVER_RETURN_NOT_OK(r.Str("token", kMaxToken, &m.token));
+  QUIVER_RETURN_NOT_OK(r.Str("worker_address", kMaxWorkerAddress, &m.worker_address));
   QUIVER_RETURN_NOT_OK(r.End());
   return m;
 }
@@ -149,6 +152,7 @@ std::string Encode(const HelloReply& m) {
       .Int(m.probe_address)
       .Int(m.probe_length)
       .Str(m.rkey)
+      .Str(m.worker_address)
       .Take();
 }
 
@@ -163,6 +167,7 @@ Result<HelloReply> DecodeHelloReply(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("probe_address", &m.probe_address));
   QUIVER_RETURN_NOT_OK(r.Int("probe_length", &m.probe_length));
   QUIVER_RETURN_NOT_OK(r.Str("rkey", kMaxRkey, &m.rkey));
+  QUIVER_RETURN_NOT_OK(r.Str("worker_address", kMaxWorkerAddress, &m.worker_address));
   QUIVER_RETURN_NOT_OK(r.End());
   if (m.pool_address + m.pool_length < m.pool_address ||
       m.probe_address < m.pool_address ||

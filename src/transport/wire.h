@@ -8,6 +8,11 @@
 //                               metadata message; the AM header is the
 //                               scan id (u64)
 //   tagged, server to client    bodies, tagged as the spec says
+//
+// Control frames travel on the endpoint the client opened to the server's
+// listener; metadata, bodies, want_data, free_data and one-sided reads on
+// a second pair of endpoints made from the worker addresses in Hello and
+// HelloReply (so UCX may use shared memory and cma between processes).
 //   tagged, client to server    want_data (body: the scan id) and free_data
 //                               (addresses), with the tags the server gave
 //                               this connection in its HelloReply
@@ -34,6 +39,7 @@ constexpr size_t kMaxSql = 1 << 20;
 constexpr size_t kMaxName = 4096;
 constexpr size_t kMaxRkey = 4096;
 constexpr size_t kMaxMessage = 1 << 16;
+constexpr size_t kMaxWorkerAddress = 1 << 16;
 
 enum class Kind : uint8_t {
   kHello = 1,       // client: version, token
@@ -58,9 +64,13 @@ struct Frame {
 std::string EncodeFrame(Kind kind, uint64_t request, std::string_view body);
 Result<Frame> DecodeFrame(std::string_view bytes);
 
+// Each side's UCX worker address: data moves on endpoints made from them
+// (UCX connects endpoints made from a listener's socket address over TCP
+// only; worker addresses let it pick shared memory and cma on one host).
 struct Hello {
   uint32_t version = kVersion;
   std::string token;
+  std::string worker_address;
 };
 struct HelloReply {
   uint32_t version = kVersion;
@@ -71,6 +81,7 @@ struct HelloReply {
   uint64_t probe_address = 0;  // inside the pool, for the connect-time crossover
   uint64_t probe_length = 0;
   std::string rkey;  // the pool's packed remote key (the spec's remote_handle)
+  std::string worker_address;
 };
 struct InitScan {
   std::string sql;

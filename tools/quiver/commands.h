@@ -30,6 +30,8 @@ int StatusCommand(const Args& args);       // quiver status
 int BenchCommand(const Args& args);        // quiver bench
 int ClusterCommand(const Args& args);      // quiver cluster init
 int StoreCommand(const Args& args);        // quiver store ls|stat|rm
+int ServeCommand(const Args& args);        // quiver serve (transport server)
+int ScanCommand(const Args& args);         // quiver scan (transport client)
 
 // Prints "quiver: <what>: <status message>" on stderr, on one line, both
 // Escape()d, and returns code.

@@ -129,6 +129,14 @@ commands:
                                node's daemon and client certificate and key) in
                                the config's credentials directory
   node --config F --id N       run a node daemon (same as quiverd)
+  serve [--listen HOST:PORT] [--token-file F] [--pool-mib N]
+        [--table NAME=FILE]... [--generate NAME=ROWS]...
+                               load tables into DuckDB and answer scans over UCX
+                               (Arrow's Dissociated IPC protocol) until interrupted
+  scan HOST:PORT SQL [--token-file F] [--out FILE] [--limit N] [--min-rows N]
+       [--window N] [--bodies measure|packed|addresses] [--progress]
+                               run SQL on a serve'ing host, print the rows (or save
+                               an Arrow IPC stream) and what moved how fast
   interop-demo [--rows N]      build a table, round-trip it through Arrow IPC and
                                DuckDB, print what happened
   ipc cat FILE [--limit N]     print the schema and rows of an Arrow IPC stream or file
@@ -165,6 +173,8 @@ int main(int argc, char** argv) {
   if (command == "bench") return BenchCommand(args);
   if (command == "cluster") return ClusterCommand(args);
   if (command == "store") return StoreCommand(args);
+  if (command == "serve") return ServeCommand(args);
+  if (command == "scan") return ScanCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;

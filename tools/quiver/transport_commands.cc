@@ -1,0 +1,245 @@
+// quiver serve / quiver scan: Thallus's scan service over the transport
+// (docs/transport.md). `serve` loads tables into an in-memory DuckDB and
+// answers scans until interrupted; `scan` runs one query there and prints
+// or saves the batches it receives.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "commands.h"
+#include "duckdb/connection.h"
+#include "quiver/columnar/io.h"
+#include "quiver/columnar/ipc/writer.h"
+#include "quiver/columnar/pretty_print.h"
+#include "quiver/transport/client.h"
+#include "quiver/transport/server.h"
+
+namespace quiver::cli {
+
+namespace {
+
+Result<std::string> ReadToken(const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("cannot read the token file ", path);
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string token = s.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r'))
+    token.pop_back();
+  if (token.empty()) return Status::Invalid("the token file ", path, " is empty");
+  return token;
+}
+
+// 'text' as a SQL string literal.
+std::string Literal(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+// The generated table of `quiver serve --generate NAME=ROWS`: columns of
+// the common kinds, values a function of the row number, so a test can
+// build the same table in its own DuckDB.
+std::string GenerateSql(const std::string& name, uint64_t rows) {
+  return "CREATE TABLE " + duckdb::QuoteIdentifier(name) +
+         " AS SELECT i AS id, (i % 1000)::INTEGER AS k, (i * 0.5)::DOUBLE AS v, "
+         "'row-' || (i % 977)::VARCHAR AS s, (i % 7 = 0) AS flag, "
+         "DATE '2020-01-01' + (i % 3650)::INTEGER AS d, "
+         "CASE WHEN i % 11 = 0 THEN NULL ELSE i % 5 END AS maybe "
+         "FROM range(" +
+         std::to_string(rows) + ") t(i)";
+}
+
+int Serve(Args args) {
+  const std::string listen = TakeOption(&args, "listen", "0.0.0.0:7878");
+  auto token = ReadToken(TakeOption(&args, "token-file", ""));
+  if (!token.ok()) return Fail("--token-file", token.status());
+  auto pool_mib = TakeCount(&args, "pool-mib", 256, 1 << 20);
+  if (!pool_mib.ok()) return Fail("serve", pool_mib.status());
+  std::vector<std::pair<std::string, std::string>> tables, generated;
+  for (;;) {
+    std::string t = TakeOption(&args, "table", "");
+    std::string g = TakeOption(&args, "generate", "");
+    if (t.empty() && g.empty()) break;
+    for (auto [text, list] : {std::pair{t, &tables}, std::pair{g, &generated}}) {
+      if (text.empty()) continue;
+      const size_t eq = text.find('=');
+      if (eq == 0 || eq == std::string::npos || eq + 1 == text.size()) {
+        std::fprintf(stderr, "quiver: serve: '%s' is not NAME=VALUE\n",
+                     Escape(text).c_str());
+        return kExitBadInput;
+      }
+      list->emplace_back(text.substr(0, eq), text.substr(eq + 1));
+    }
+  }
+  if (!args.empty()) {
+    std::fprintf(
+        stderr,
+        "usage: quiver serve [--listen HOST:PORT] [--token-file F] [--pool-mib N]\n"
+        "                    [--table NAME=FILE]... [--generate NAME=ROWS]...\n");
+    return kExitBadInput;
+  }
+  auto db = duckdb::Database::Open();
+  if (!db.ok()) return Fail("serve: DuckDB", db.status());
+  auto conn = duckdb::Connection::Open(*db);
+  if (!conn.ok()) return Fail("serve: DuckDB", conn.status());
+  std::set<std::string> names;
+  for (const auto& [name, file] : tables) {
+    Status st = (*conn)->Execute("CREATE TABLE " + duckdb::QuoteIdentifier(name) +
+                                 " AS SELECT * FROM " + Literal(file));
+    if (!st.ok()) return Fail("serve: loading " + file, st);
+    names.insert(name);
+  }
+  for (const auto& [name, rows_text] : generated) {
+    Args one = {"--rows", rows_text};
+    auto rows = TakeCount(&one, "rows", 0, uint64_t{1} << 40);
+    if (!rows.ok()) return Fail("serve: --generate " + name, rows.status());
+    Status st = (*conn)->Execute(GenerateSql(name, *rows));
+    if (!st.ok()) return Fail("serve: generating " + name, st);
+    names.insert(name);
+  }
+  // Clients run any SQL: from here on it reaches only the loaded tables,
+  // never the server's files or settings.
+  for (const char* sql :
+       {"SET enable_external_access = false", "SET lock_configuration = true"}) {
+    Status st = (*conn)->Execute(sql);
+    if (!st.ok()) return Fail("serve: DuckDB", st);
+  }
+  std::shared_ptr<duckdb::Database> database = *db;
+  transport::QueryRunner runner =
+      [database, names](
+          const std::string& sql,
+          const std::string& dataset) -> Result<std::shared_ptr<RecordBatchReader>> {
+    if (!dataset.empty() && names.count(dataset) == 0) {
+      return Status::NotFound("no dataset '", dataset, "' on this server");
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto c, duckdb::Connection::Open(database));
+    return c->QueryArrow(sql);
+  };
+  transport::ServerOptions options;
+  options.listen = listen;
+  options.token = *token;
+  options.pool_size = *pool_mib << 20;
+  CatchInterrupts();
+  auto server = transport::Server::Start(options, runner);
+  if (!server.ok()) return Fail("serve", server.status());
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  std::printf("quiver serve: listening on %s:%u, %zu table(s)\n", host.c_str(),
+              static_cast<unsigned>((*server)->port()), names.size());
+  std::fflush(stdout);
+  while (!Interrupted()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::printf("quiver serve: stopping\n");
+  return kExitOk;
+}
+
+int Scan(Args args) {
+  auto token = ReadToken(TakeOption(&args, "token-file", ""));
+  if (!token.ok()) return Fail("--token-file", token.status());
+  const std::string out_path = TakeOption(&args, "out", "");
+  const std::string bodies = TakeOption(&args, "bodies", "measure");
+  const bool progress = TakeFlag(&args, "progress");
+  auto limit = TakeCount(&args, "limit", 20, uint64_t{1} << 62);
+  auto min_rows = TakeCount(&args, "min-rows", 65536, uint64_t{1} << 40);
+  auto window = TakeCount(&args, "window", 4, 1 << 20);
+  for (const auto* r : {&limit, &min_rows, &window}) {
+    if (!r->ok()) return Fail("scan", r->status());
+  }
+  if (args.size() != 2 ||
+      (bodies != "measure" && bodies != "packed" && bodies != "addresses")) {
+    std::fprintf(stderr,
+                 "usage: quiver scan HOST:PORT SQL [--token-file F] [--out FILE.arrows]\n"
+                 "                   [--limit N] [--min-rows N] [--window N]\n"
+                 "                   [--bodies measure|packed|addresses] [--progress]\n");
+    return kExitBadInput;
+  }
+  transport::ClientOptions options;
+  options.token = *token;
+  options.bodies = bodies == "packed"      ? transport::BodyMode::kPacked
+                   : bodies == "addresses" ? transport::BodyMode::kAddresses
+                                           : transport::BodyMode::kMeasure;
+  const auto start = std::chrono::steady_clock::now();
+  auto client = transport::Client::Connect(args[0], options);
+  if (!client.ok()) return Fail(args[0], client.status());
+  transport::ScanOptions scan_options;
+  scan_options.min_rows = *min_rows;
+  scan_options.window_batches = static_cast<uint32_t>(std::max<uint64_t>(*window, 1));
+  auto scan = (*client)->InitScan(args[1], scan_options);
+  if (!scan.ok()) return Fail("scan", scan.status());
+  auto reader = (*client)->Iterate(*scan);
+  if (!reader.ok()) return Fail("scan", reader.status());
+  std::unique_ptr<io::FileOutputStream> sink;
+  std::unique_ptr<ipc::RecordBatchWriter> writer;
+  if (!out_path.empty()) {
+    auto s = io::FileOutputStream::Open(out_path);
+    if (!s.ok()) return Fail(out_path, s.status());
+    sink = std::move(*s);
+    auto w = ipc::MakeWriter(ipc::IpcFormat::kStream, sink.get(), (*reader)->schema(),
+                             ipc::IpcWriteOptions::Defaults());
+    if (!w.ok()) return Fail(out_path, w.status());
+    writer = std::move(*w);
+  }
+  int64_t rows = 0, batches = 0, bytes = 0;
+  uint64_t printed = 0;
+  for (;;) {
+    auto batch = (*reader)->Next();
+    if (!batch.ok()) return Fail("scan", batch.status(), kExitFailed);
+    if (*batch == nullptr) break;
+    const RecordBatchPtr& b = *batch;
+    rows += b->num_rows();
+    ++batches;
+    for (const auto& column : b->column_data()) {
+      for (const auto& buffer : column->buffers) bytes += buffer ? buffer->size() : 0;
+    }
+    if (progress) {
+      std::fprintf(stderr, "batch %lld: %lld rows\n", static_cast<long long>(batches),
+                   static_cast<long long>(b->num_rows()));
+    }
+    if (writer) {
+      Status st = writer->WriteRecordBatch(*b);
+      if (!st.ok()) return Fail(out_path, st, kExitFailed);
+      continue;
+    }
+    for (int64_t r = 0; r < b->num_rows() && printed < *limit; ++r, ++printed) {
+      std::ostringstream line;
+      for (int c = 0; c < b->num_columns(); ++c) {
+        line << (c == 0 ? "" : " | ") << b->column_name(c) << "="
+             << FormatValue(*b->column(c), r);
+      }
+      std::puts(Escape(line.str()).c_str());
+    }
+  }
+  if (writer) {
+    Status st = writer->Close();
+    if (st.ok()) st = sink->Close();
+    if (!st.ok()) return Fail(out_path, st, kExitFailed);
+  }
+  Status st = (*client)->Finalize(*scan);
+  if (!st.ok()) return Fail("scan", st, kExitFailed);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const uint64_t from = (*client)->addresses_from();
+  std::fprintf(
+      stderr, "quiver scan: %lld rows in %lld batches, %.1f MB in %.3f s; bodies: %s\n",
+      static_cast<long long>(rows), static_cast<long long>(batches), bytes / 1e6, seconds,
+      from == UINT64_MAX
+          ? "packed (tagged sends)"
+          : ("addresses (one-sided reads) from " + std::to_string(from >> 10) + " KiB")
+                .c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+int ServeCommand(const Args& args) { return Serve(args); }
+int ScanCommand(const Args& args) { return Scan(args); }
+
+}  // namespace quiver::cli
