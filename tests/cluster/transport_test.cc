@@ -1,0 +1,242 @@
+// quiver serve and quiver scan as processes: scans between processes of one
+// host (shared memory, cma) and across network namespaces over TCP, values
+// checked against DuckDB run here on the same file; a client SIGKILLed in
+// the middle of a scan leaves the server's memory at its baseline.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cluster/cluster_util.h"
+#include "common/status_macros.h"
+#include "duckdb/connection.h"
+#include "quiver/columnar/io.h"
+#include "quiver/columnar/ipc/reader.h"
+#include "quiver/transport/client.h"
+
+namespace quiver {
+namespace {
+
+using testing::BinaryPath;
+using testing::Child;
+using testing::Eventually;
+
+class TransportProcesses : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("quiver-transport-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    token_ = (dir_ / "token").string();
+    std::FILE* f = std::fopen(token_.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("transport-test-token\n", f);
+    std::fclose(f);
+    // The data: every kind of column DuckDB writes to Parquet that Quiver
+    // reads, with nulls, written by DuckDB here.
+    parquet_ = (dir_ / "data.parquet").string();
+    ASSERT_OK_AND_ASSIGN(db_, duckdb::Database::Open());
+    ASSERT_OK_AND_ASSIGN(conn_, duckdb::Connection::Open(db_));
+    ASSERT_OK(conn_->Execute(
+        "COPY (SELECT i AS id, (i % 1000)::INTEGER AS k, i * 0.25 AS v, "
+        "CASE WHEN i % 13 = 0 THEN NULL ELSE 'name-' || (i % 4001)::VARCHAR END AS s, "
+        "i % 3 = 0 AS flag, DATE '2001-02-03' + (i % 9000)::INTEGER AS d, "
+        "TIMESTAMP '2020-01-01' + to_microseconds(i) AS ts, "
+        "(i % 100000)::DECIMAL(12, 3) AS dec, [i % 5, i % 7] AS pair "
+        "FROM range(300000) t(i)) TO '" +
+        parquet_ + "' (FORMAT parquet)"));
+  }
+  void TearDown() override {
+    if (server_.started()) {
+      server_.Kill(SIGTERM);
+      server_.Finish(10000);
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  // `quiver serve` on 127.0.0.1 (in namespace `ns` if given, with `env`).
+  void StartServer(const std::string& listen, const std::vector<std::string>& prefix = {},
+                   const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = prefix;
+    for (const std::string& a :
+         {BinaryPath("quiver"), std::string("serve"), std::string("--listen"), listen,
+          std::string("--token-file"), token_, std::string("--pool-mib"),
+          std::string("64"), std::string("--table"), "t=" + parquet_}) {
+      argv.push_back(a);
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    server_ = Child::Start(argv);
+    const std::string line = server_.WaitForLine("listening on", 60000);
+    ASSERT_FALSE(line.empty()) << "quiver serve did not start: " << server_.output();
+    port_ = line.substr(line.rfind(':') + 1);
+    port_ = port_.substr(0, port_.find(','));
+  }
+
+  // `quiver scan` of `sql` into a file; returns the table read back.
+  TablePtr Scan(const std::string& host, const std::string& sql,
+                const std::string& bodies, const std::vector<std::string>& prefix = {}) {
+    const std::string out = (dir_ / ("scan-" + bodies + ".arrows")).string();
+    std::vector<std::string> argv = prefix;
+    for (const std::string& a :
+         {BinaryPath("quiver"), std::string("scan"), host + ":" + port_, sql,
+          std::string("--token-file"), token_, std::string("--bodies"), bodies,
+          std::string("--min-rows"), std::string("50000"), std::string("--out"), out}) {
+      argv.push_back(a);
+    }
+    Child scan = Child::Start(argv);
+    const int rc = scan.Finish(120000);
+    EXPECT_EQ(rc, 0) << "quiver scan (" << bodies << ") failed: " << scan.output();
+    auto data = io::MemoryMapFile(out);
+    if (!data.ok()) return nullptr;
+    auto reader = ipc::OpenBatchReader(*data);
+    if (!reader.ok()) return nullptr;
+    auto batches = (*reader)->ReadAll();
+    if (!batches.ok()) return nullptr;
+    for (const auto& b : *batches) EXPECT_TRUE(b->ValidateFull().ok());
+    return Table::FromRecordBatches(*batches, (*reader)->schema()).ValueOrDie();
+  }
+
+  TablePtr Local(const std::string& sql) {
+    auto t = conn_->QueryTable(sql);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? *t : nullptr;
+  }
+
+  std::string Query() const {
+    return "SELECT * FROM read_parquet('" + parquet_ + "') ORDER BY id";
+  }
+
+  std::filesystem::path dir_;
+  std::string token_, parquet_, port_;
+  std::shared_ptr<duckdb::Database> db_;
+  std::unique_ptr<duckdb::Connection> conn_;
+  Child server_;
+};
+
+// Tables equal value for value, whatever their chunking.
+void ExpectSameRows(const TablePtr& got, const TablePtr& want) {
+  ASSERT_NE(got, nullptr);
+  ASSERT_NE(want, nullptr);
+  ASSERT_TRUE(got->schema()->Equals(*want->schema()))
+      << got->schema()->ToString() << "\nvs\n"
+      << want->schema()->ToString();
+  ASSERT_EQ(got->num_rows(), want->num_rows());
+  EXPECT_TRUE(got->Equals(*want));
+}
+
+TEST_F(TransportProcesses, ScansBetweenProcessesEqualDuckDBReadingTheFileHere) {
+  StartServer("127.0.0.1:0");
+  const auto want = Local(Query());
+  for (const std::string bodies : {"packed", "addresses", "measure"}) {
+    SCOPED_TRACE(bodies);
+    ExpectSameRows(Scan("127.0.0.1", "SELECT * FROM t ORDER BY id", bodies), want);
+  }
+  // A query DuckDB answers differently than a plain scan.
+  ExpectSameRows(
+      Scan("127.0.0.1",
+           "SELECT k, count(*) AS n, sum(v) AS total FROM t GROUP BY k ORDER BY k",
+           "measure"),
+      Local("SELECT k, count(*) AS n, sum(v) AS total FROM read_parquet('" + parquet_ +
+            "') GROUP BY k ORDER BY k"));
+}
+
+TEST_F(TransportProcesses, TheServerReachesNoFileAndNoSettingOfItsHost) {
+  StartServer("127.0.0.1:0");
+  transport::ClientOptions o;
+  o.token = "transport-test-token";
+  ASSERT_OK_AND_ASSIGN(auto client, transport::Client::Connect("127.0.0.1:" + port_, o));
+  for (const std::string sql :
+       {"SELECT * FROM read_csv('/etc/passwd')", "SET enable_external_access = true",
+        "COPY t TO '/tmp/quiver-transport-leak.csv'"}) {
+    auto scan = client->InitScan(sql);
+    ASSERT_FALSE(scan.ok()) << sql;
+    EXPECT_NE(scan.status().message().find("transport server"), std::string::npos);
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/quiver-transport-leak.csv"));
+  auto bad_dataset = client->InitScan("SELECT 1", {"nope"});
+  ASSERT_FALSE(bad_dataset.ok());
+  EXPECT_NE(bad_dataset.status().message().find("no dataset 'nope'"), std::string::npos);
+}
+
+TEST_F(TransportProcesses, AClientKilledMidScanLeavesTheServerAtItsBaseline) {
+  StartServer("127.0.0.1:0");
+  transport::ClientOptions o;
+  o.token = "transport-test-token";
+  ASSERT_OK_AND_ASSIGN(auto watcher, transport::Client::Connect("127.0.0.1:" + port_, o));
+  for (const std::string bodies : {"packed", "addresses"}) {
+    SCOPED_TRACE(bodies);
+    // One batch at a time: the client is always in the middle of the scan
+    // when the first batch has arrived.
+    Child scan = Child::Start(
+        {"sh", "-c",
+         BinaryPath("quiver") + " scan 127.0.0.1:" + port_ +
+             " 'SELECT * FROM t, range(20)' --token-file " + token_ + " --bodies " +
+             bodies + " --window 1 --min-rows 10000 --progress --limit 0 2>&1"});
+    ASSERT_FALSE(scan.WaitForLine("batch 2:", 60000).empty()) << scan.output();
+    ASSERT_OK_AND_ASSIGN(auto during, watcher->Stats());
+    EXPECT_EQ(during.scans, 1u);  // the scan is open on the server
+    scan.Kill(SIGKILL);
+    scan.Finish(10000);
+    transport::ServerStats after;
+    EXPECT_TRUE(Eventually(
+        [&] {
+          auto s = watcher->Stats();
+          if (!s.ok()) return false;
+          after = *s;
+          return after.pool_bytes_in_use == 0 && after.scans == 0 &&
+                 after.connections == 1;
+        },
+        5000))
+        << "pool bytes " << after.pool_bytes_in_use << ", scans " << after.scans
+        << ", connections " << after.connections;
+  }
+  // And the server still serves.
+  ExpectSameRows(Scan("127.0.0.1", "SELECT * FROM t ORDER BY id", "measure"),
+                 Local(Query()));
+}
+
+class TransportNetns : public TransportProcesses {
+ protected:
+  void SetUp() override {
+    TransportProcesses::SetUp();
+    const std::string id = std::to_string(getpid() % 100000);
+    for (int i = 0; i < 2; ++i) ns_.push_back("qvt" + id + "n" + std::to_string(i));
+    const std::string a = "qvt" + id + "a", b = "qvt" + id + "b";
+    subnet_ = "10.198." + std::to_string(getpid() % 250) + ".";
+    for (const auto& ns : ns_) ASSERT_EQ(Run("ip netns add " + ns), 0) << ns;
+    ASSERT_EQ(Run("ip link add " + a + " type veth peer name " + b), 0);
+    ASSERT_EQ(Run("ip link set " + a + " netns " + ns_[0]), 0);
+    ASSERT_EQ(Run("ip link set " + b + " netns " + ns_[1]), 0);
+    ASSERT_EQ(Run("ip -n " + ns_[0] + " addr add " + subnet_ + "1/24 dev " + a), 0);
+    ASSERT_EQ(Run("ip -n " + ns_[1] + " addr add " + subnet_ + "2/24 dev " + b), 0);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(Run("ip -n " + ns_[i] + " link set " + (i == 0 ? a : b) + " up"), 0);
+      ASSERT_EQ(Run("ip -n " + ns_[i] + " link set lo up"), 0);
+    }
+  }
+  void TearDown() override {
+    TransportProcesses::TearDown();
+    for (const auto& ns : ns_) Run("ip netns del " + ns);
+  }
+  static int Run(const std::string& cmd) { return std::system((cmd + " 2>&1").c_str()); }
+  std::vector<std::string> In(int i) const {
+    return {"ip", "netns", "exec", ns_[i], "env", "UCX_TLS=tcp"};
+  }
+  std::vector<std::string> ns_;
+  std::string subnet_;
+};
+
+TEST_F(TransportNetns, ScansAcrossNamespacesOverTcpEqualDuckDBHere) {
+  StartServer(subnet_ + "1:0", In(0));
+  const auto want = Local(Query());
+  for (const std::string bodies : {"measure", "packed"}) {
+    SCOPED_TRACE(bodies);
+    ExpectSameRows(Scan(subnet_ + "1", "SELECT * FROM t ORDER BY id", bodies, In(1)),
+                   want);
+  }
+}
+
+}  // namespace
+}  // namespace quiver
