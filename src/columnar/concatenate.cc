@@ -240,6 +240,49 @@ Result<ArrayDataPtr> Concatenate(const std::vector<const ArrayData*>& in,
   return out;
 }
 
+int64_t ConcatenateBound(const ArrayData& d) {
+  constexpr int64_t kPad = 64;
+  const TypeId id = d.type->id();
+  if (id == TypeId::kNull) return 0;
+  const int64_t bits = d.length / 8 + 1 + kPad;  // a bitmap's share
+  int64_t n = bits;                              // validity
+  switch (id) {
+    case TypeId::kBool:
+      return n + bits;
+    case TypeId::kString:
+    case TypeId::kBinary:
+    case TypeId::kList:
+    case TypeId::kMap:
+    case TypeId::kLargeString:
+    case TypeId::kLargeBinary:
+    case TypeId::kLargeList: {
+      const bool large = IsLargeOffsets(id);
+      const int64_t width = large ? 8 : 4;
+      n += (d.length + 1) * width + kPad;
+      int64_t first = 0, last = 0;
+      if (d.length > 0) {
+        first = large ? OffsetAt<int64_t>(d, 0) : OffsetAt<int32_t>(d, 0);
+        last = large ? OffsetAt<int64_t>(d, d.length) : OffsetAt<int32_t>(d, d.length);
+      }
+      if (IsBaseBinary(id)) return n + (last - first) + kPad;
+      return n + ConcatenateBound(*d.child_data[0]->Slice(first, last - first));
+    }
+    case TypeId::kFixedSizeList: {
+      const int64_t size = d.type->list_size();
+      return n +
+             ConcatenateBound(*d.child_data[0]->Slice(d.offset * size, d.length * size));
+    }
+    case TypeId::kStruct:
+      for (const auto& c : d.child_data)
+        n += ConcatenateBound(*c->Slice(d.offset, d.length));
+      return n;
+    case TypeId::kDictionary:
+      return n + d.length * d.type->index_type()->byte_width() + kPad;
+    default:
+      return n + d.length * std::max(d.type->byte_width(), 1) + kPad;
+  }
+}
+
 Result<RecordBatchPtr> ConcatenateBatches(const std::vector<RecordBatchPtr>& batches,
                                           MemoryPool* pool) {
   if (batches.empty()) return Status::Invalid("concatenation of no record batches");

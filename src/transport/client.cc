@@ -175,7 +175,7 @@ Status Client::Impl::SendTagged(uint64_t tag, std::string bytes) {
 Status Client::Impl::Connect(const std::string& address) {
   address_ = address;
   QUIVER_ASSIGN_OR_RAISE(auto sockaddr, ResolveAddress(address, /*passive=*/false));
-  QUIVER_ASSIGN_OR_RAISE(context_, UcxContext::Make());
+  QUIVER_ASSIGN_OR_RAISE(context_, UcxContext::Make(options_.ucx_transports));
   QUIVER_ASSIGN_OR_RAISE(worker_, UcxWorker::Make(context_));
   for (auto [id, cb] :
        {std::pair<unsigned, ucp_am_recv_callback_t>{wire::kAmControl, &OnControl},

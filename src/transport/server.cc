@@ -68,7 +68,7 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, QueryRunner
 
 Status Server::Impl::Start() {
   QUIVER_ASSIGN_OR_RAISE(auto address, ResolveAddress(options_.listen, /*passive=*/true));
-  QUIVER_ASSIGN_OR_RAISE(context_, UcxContext::Make());
+  QUIVER_ASSIGN_OR_RAISE(context_, UcxContext::Make(options_.ucx_transports));
   QUIVER_ASSIGN_OR_RAISE(worker_, UcxWorker::Make(context_));
   QUIVER_ASSIGN_OR_RAISE(
       pool_, BodyPool::Make(context_, std::max(options_.pool_size, 2 * kProbeBytes)));

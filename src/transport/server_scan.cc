@@ -42,17 +42,6 @@ void Scan::Release(uint32_t bodies, uint64_t bytes) {
 
 namespace {
 
-// An upper bound of what Concatenate allocates for `d` (each buffer padded
-// to 64 bytes, plus 64); dictionaries are shared, not copied.
-uint64_t PaddedBytes(const ArrayData& d) {
-  uint64_t n = 0;
-  for (const auto& b : d.buffers) {
-    if (b != nullptr) n += (static_cast<uint64_t>(b->size()) + 63) / 64 * 64 + 64;
-  }
-  for (const auto& c : d.child_data) n += PaddedBytes(*c);
-  return n;
-}
-
 bool AllIn(const ipc::BatchPayload& payload, const uint8_t* block, uint64_t size) {
   for (const auto& b : payload.buffers) {
     if (b == nullptr || b->size() == 0) continue;
@@ -101,7 +90,7 @@ void Server::Impl::Produce(Scan* s) {
           end = true;
           break;
         }
-        for (const auto& column : b->column_data()) bytes += PaddedBytes(*column);
+        for (const auto& column : b->column_data()) bytes += ConcatenateBound(*column);
         rows += b->num_rows();
         chunks.push_back(std::move(b));
       }

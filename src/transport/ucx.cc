@@ -12,7 +12,7 @@ Status UcxError(ucs_status_t status, std::string_view what) {
   return Status::IOError("UCX ", what, ": ", ucs_status_string(status));
 }
 
-Result<std::shared_ptr<UcxContext>> UcxContext::Make() {
+Result<std::shared_ptr<UcxContext>> UcxContext::Make(const std::string& transports) {
   // A server restarted on its port must not wait out the old connections'
   // TIME_WAIT. A setting of the TCP connection manager, which UCX reads
   // from the environment only (an explicit UCX_TCP_CM_REUSEADDR wins).
@@ -20,6 +20,13 @@ Result<std::shared_ptr<UcxContext>> UcxContext::Make() {
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcxError(st, "reading the configuration (UCX_* variables)");
+  if (!transports.empty()) {
+    st = ucp_config_modify(config, "TLS", transports.c_str());
+    if (st != UCS_OK) {
+      ucp_config_release(config);
+      return UcxError(st, "choosing the transports '" + transports + "'");
+    }
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features =

@@ -25,8 +25,9 @@ Status UcxError(ucs_status_t status, std::string_view what);
 class UcxContext {
  public:
   // Tag matching, active messages, remote memory access and wake-up on an
-  // event fd. Transports from UCX's own configuration (UCX_TLS and so on).
-  static Result<std::shared_ptr<UcxContext>> Make();
+  // event fd. Transports from UCX's own configuration (UCX_TLS and so on),
+  // or `transports` when not empty (UCX_TLS's syntax: "tcp", "sm,self").
+  static Result<std::shared_ptr<UcxContext>> Make(const std::string& transports = "");
   ~UcxContext();
   UcxContext(const UcxContext&) = delete;
   UcxContext& operator=(const UcxContext&) = delete;

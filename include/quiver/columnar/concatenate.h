@@ -25,6 +25,13 @@ namespace quiver {
 Result<ArrayDataPtr> Concatenate(const std::vector<const ArrayData*>& arrays,
                                  MemoryPool* pool = nullptr);
 
+// At most the bytes Concatenate allocates on account of `array` (its
+// [offset, offset + length) only, whatever its buffers' full size), with
+// 64 bytes of alignment and padding per buffer: a pool of the sum over the
+// inputs always suffices. Dictionaries are shared, not copied: not counted.
+// `array` must have passed Validate().
+int64_t ConcatenateBound(const ArrayData& array);
+
 // The rows of `batches` (equal schemas, at least one) as one batch.
 Result<RecordBatchPtr> ConcatenateBatches(const std::vector<RecordBatchPtr>& batches,
                                           MemoryPool* pool = nullptr);

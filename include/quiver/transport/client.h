@@ -38,6 +38,9 @@ struct ClientOptions {
   BodyMode bodies = BodyMode::kMeasure;
   // A body larger than this (type 0) or spanning more (type 1) is refused.
   uint64_t max_body_bytes = uint64_t{1} << 30;
+  // UCX transports to use (UCX_TLS's syntax, e.g. "tcp"); empty: UCX's
+  // choice (UCX_TLS if set).
+  std::string ucx_transports;
 };
 
 struct ScanOptions {

@@ -41,6 +41,9 @@ struct ServerOptions {
   uint64_t max_batch_bytes = uint64_t{32} << 20;
   size_t max_connections = 256;
   size_t max_scans_per_connection = 16;
+  // UCX transports to use (UCX_TLS's syntax, e.g. "tcp"); empty: UCX's
+  // choice (UCX_TLS if set).
+  std::string ucx_transports;
 };
 
 struct ServerStats {

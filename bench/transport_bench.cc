@@ -1,0 +1,346 @@
+// The transport (docs/transport.md): scans of a generated table through the
+// UCX server and client, beside the best the machine does otherwise with the
+// same bytes in the same run:
+//
+//   BM_Scan/<bodies>/<tls>/<rows %>/<cols %>   a scan through Server/Client:
+//       bodies 0 packed, 1 addresses, 2 measured; tls 0 UCX's choice
+//       (shared memory and cma here), 1 TCP only
+//   BM_SerializedTcp/<rows %>/<cols %>   the same batches as an ordinary
+//       Arrow IPC stream over a TCP loopback socket (writer and reader of
+//       the columnar layer; 4 MiB socket buffers): serialising RPC done well
+//   BM_RawUcx/<tls>   tagged sends of the scan's body sizes between two UCX
+//       workers, no Arrow at all: what the transport could reach
+//   BM_Memcpy   one copy of the scan's bytes
+//
+// The server side stands in for DuckDB with a reader of 2048-row slices
+// (DuckDB's chunk size), so the transport's own coalescing copy is counted.
+// QUIVER_BENCH_QUICK=1 makes the table 1M rows instead of 8M.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "bench_util.h"
+#include "quiver/columnar/concatenate.h"
+#include "quiver/columnar/io.h"
+#include "quiver/columnar/ipc/reader.h"
+#include "quiver/columnar/ipc/writer.h"
+#include "quiver/transport/client.h"
+#include "quiver/transport/server.h"
+#include "transport/ucx.h"
+
+namespace quiver {
+namespace {
+
+constexpr int64_t kChunk = 2048;
+
+// 8 columns: 4 int64, 2 double, 2 strings of about 12 bytes.
+const RecordBatchPtr& Table() {
+  static RecordBatchPtr table = [] {
+    const int64_t rows = bench::QuickOr(8 << 20, 1 << 20);
+    std::vector<ArrayPtr> columns;
+    std::vector<std::string> names;
+    for (int c = 0; c < 4; ++c) {
+      Int64Builder b;
+      (void)b.Reserve(rows);
+      for (int64_t i = 0; i < rows; ++i) b.UnsafeAppend(i * (c + 1));
+      columns.push_back(b.Finish().ValueOrDie());
+      names.push_back("i" + std::to_string(c));
+    }
+    for (int c = 0; c < 2; ++c) {
+      DoubleBuilder b;
+      (void)b.Reserve(rows);
+      for (int64_t i = 0; i < rows; ++i) b.UnsafeAppend(static_cast<double>(i) * 0.5 + c);
+      columns.push_back(b.Finish().ValueOrDie());
+      names.push_back("d" + std::to_string(c));
+    }
+    for (int c = 0; c < 2; ++c) {
+      StringBuilder b;
+      for (int64_t i = 0; i < rows; ++i)
+        (void)b.Append("value-" + std::to_string(i % 100000));
+      columns.push_back(b.Finish().ValueOrDie());
+      names.push_back("s" + std::to_string(c));
+    }
+    return RecordBatch::FromArrays(names, columns).ValueOrDie();
+  }();
+  return table;
+}
+
+// The first rows% of the rows and cols% of the columns, in DuckDB-sized
+// chunks (zero-copy slices).
+std::vector<RecordBatchPtr> Selection(int rows_pct, int cols_pct) {
+  const RecordBatchPtr& t = Table();
+  const int64_t rows = t->num_rows() * rows_pct / 100;
+  const int cols = std::max(1, t->num_columns() * cols_pct / 100);
+  std::vector<ArrayPtr> columns;
+  std::vector<std::string> names;
+  for (int c = 0; c < cols; ++c) {
+    columns.push_back(t->column(c)->Slice(0, rows));
+    names.push_back(t->column_name(c));
+  }
+  auto projected = RecordBatch::FromArrays(names, columns).ValueOrDie();
+  std::vector<RecordBatchPtr> chunks;
+  for (int64_t at = 0; at < rows; at += kChunk) {
+    chunks.push_back(projected->Slice(at, std::min(kChunk, rows - at)));
+  }
+  return chunks;
+}
+
+int64_t BytesOf(const std::vector<RecordBatchPtr>& batches) {
+  int64_t n = 0;
+  for (const auto& b : batches) {
+    for (int c = 0; c < b->num_columns(); ++c) {
+      const auto& d = b->column_data(c);
+      const int64_t width = d->type->byte_width();
+      if (width > 0) {
+        n += b->num_rows() * width;
+      } else {  // strings: offsets and the bytes they span
+        const auto* o = d->GetValues<int32_t>(1);
+        n += (b->num_rows() + 1) * 4 + (o[b->num_rows()] - o[0]);
+      }
+    }
+  }
+  return n;
+}
+
+transport::Server* ServerFor(int tls) {
+  static std::unique_ptr<transport::Server> servers[2];
+  if (!servers[tls]) {
+    transport::ServerOptions o;
+    o.listen = "127.0.0.1:0";
+    o.pool_size = uint64_t{512} << 20;
+    o.ucx_transports = tls == 1 ? "tcp" : "";
+    servers[tls] =
+        transport::Server::Start(
+            o,
+            [](const std::string& sql,
+               const std::string&) -> Result<std::shared_ptr<RecordBatchReader>> {
+              int rows = 100, cols = 100;
+              std::sscanf(sql.c_str(), "rows=%d cols=%d", &rows, &cols);
+              auto chunks = Selection(rows, cols);
+              return RecordBatchReader::FromBatches(chunks[0]->schema(), chunks);
+            })
+            .ValueOrDie();
+  }
+  return servers[tls].get();
+}
+
+void BM_Scan(benchmark::State& state) {
+  const int bodies = static_cast<int>(state.range(0));
+  const int tls = static_cast<int>(state.range(1));
+  const int rows = static_cast<int>(state.range(2)),
+            cols = static_cast<int>(state.range(3));
+  transport::Server* server = ServerFor(tls);
+  transport::ClientOptions o;
+  o.bodies = bodies == 0   ? transport::BodyMode::kPacked
+             : bodies == 1 ? transport::BodyMode::kAddresses
+                           : transport::BodyMode::kMeasure;
+  o.ucx_transports = tls == 1 ? "tcp" : "";
+  auto client =
+      transport::Client::Connect("127.0.0.1:" + std::to_string(server->port()), o);
+  if (!client.ok()) return state.SkipWithError(client.status().ToString().c_str());
+  const std::string sql =
+      "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols);
+  const int64_t bytes = BytesOf(Selection(rows, cols));
+  int64_t batches = 0;
+  timespec cpu0{}, cpu1{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
+  for (auto _ : state) {
+    auto scan = (*client)->InitScan(sql);
+    if (!scan.ok()) return state.SkipWithError(scan.status().ToString().c_str());
+    auto reader = (*client)->Iterate(*scan);
+    if (!reader.ok()) return state.SkipWithError(reader.status().ToString().c_str());
+    int64_t got = 0;
+    for (;;) {
+      auto b = (*reader)->Next();
+      if (!b.ok()) return state.SkipWithError(b.status().ToString().c_str());
+      if (*b == nullptr) break;
+      got += (*b)->num_rows();
+      ++batches;
+    }
+    if (got != Table()->num_rows() * rows / 100) state.SkipWithError("rows lost");
+    Status st = (*client)->Finalize(*scan);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  }
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
+  const double cpu_us =
+      (cpu1.tv_sec - cpu0.tv_sec) * 1e6 + (cpu1.tv_nsec - cpu0.tv_nsec) / 1e3;
+  state.SetBytesProcessed(state.iterations() * bytes);
+  state.counters["batches"] = static_cast<double>(batches) / state.iterations();
+  // Server and client threads together (one process).
+  state.counters["cpu_us_per_batch"] = batches > 0 ? cpu_us / batches : 0;
+  state.counters["addresses_from_KiB"] = (*client)->addresses_from() == UINT64_MAX
+                                             ? -1
+                                             : (*client)->addresses_from() / 1024.0;
+}
+
+// Serialising RPC done well: IPC stream writer -> TCP loopback -> IPC
+// stream reader, batches coalesced to 64K rows as the transport does.
+void BM_SerializedTcp(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0)),
+            cols = static_cast<int>(state.range(1));
+  const auto chunks = Selection(rows, cols);
+  const int64_t bytes = BytesOf(chunks);
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+      listen(listener, 1) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return state.SkipWithError("cannot listen on loopback");
+  }
+  auto tune = [](int fd) {
+    int big = 4 << 20, one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  };
+  for (auto _ : state) {
+    std::thread server([&] {
+      int fd = accept(listener, nullptr, nullptr);
+      tune(fd);
+      auto sink = io::FileOutputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
+      auto writer = ipc::MakeWriter(ipc::IpcFormat::kStream, sink.get(),
+                                    chunks[0]->schema(), ipc::IpcWriteOptions::Defaults())
+                        .ValueOrDie();
+      for (size_t at = 0; at < chunks.size(); at += 32) {
+        std::vector<RecordBatchPtr> group(
+            chunks.begin() + static_cast<std::ptrdiff_t>(at),
+            chunks.begin() +
+                static_cast<std::ptrdiff_t>(std::min(chunks.size(), at + 32)));
+        (void)writer->WriteRecordBatch(*ConcatenateBatches(group).ValueOrDie());
+      }
+      (void)writer->Close();
+      (void)sink->Close();
+    });
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    tune(fd);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+      server.join();
+      return state.SkipWithError("cannot connect on loopback");
+    }
+    auto source = io::FileInputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
+    auto reader = ipc::RecordBatchStreamReader::Open(source.get()).ValueOrDie();
+    int64_t got = 0;
+    while (auto b = reader->Next().ValueOrDie()) got += b->num_rows();
+    server.join();
+    if (got != Table()->num_rows() * rows / 100) state.SkipWithError("rows lost");
+  }
+  close(listener);
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+// Tagged sends of the same bytes in 64K-row bodies between two workers,
+// each progressed by its own thread.
+void BM_RawUcx(benchmark::State& state) {
+  const int tls = static_cast<int>(state.range(0));
+  const auto chunks = Selection(100, 100);
+  const int64_t bytes = BytesOf(chunks);
+  const int64_t body =
+      bytes / std::max<int64_t>(1, static_cast<int64_t>(chunks.size()) / 32);
+  const int64_t count = (bytes + body - 1) / body;
+  auto ctx = transport::UcxContext::Make(tls == 1 ? "tcp" : "").ValueOrDie();
+  auto a = transport::UcxWorker::Make(ctx).ValueOrDie();
+  auto b = transport::UcxWorker::Make(ctx).ValueOrDie();
+  ucp_ep_h ep = a->ConnectTo(b->Address().ValueOrDie()).ValueOrDie();
+  std::vector<uint8_t> src(static_cast<size_t>(body), 7);
+  std::vector<std::vector<uint8_t>> dst(4,
+                                        std::vector<uint8_t>(static_cast<size_t>(body)));
+  for (auto _ : state) {
+    std::atomic<bool> done{false};
+    std::thread receiver([&] {
+      std::deque<transport::UcxRequest> recvs;
+      int64_t posted = 0, finished = 0;
+      while (finished < count) {
+        while (posted < count && recvs.size() < 4) {
+          recvs.push_back(transport::TagRecv(b->get(), dst[posted % 4].data(),
+                                             static_cast<size_t>(body), 1, ~uint64_t{0}));
+          ++posted;
+        }
+        b->Progress();
+        while (!recvs.empty() && recvs.front().Check() != UCS_INPROGRESS) {
+          recvs.pop_front();
+          ++finished;
+        }
+      }
+      done = true;
+    });
+    std::deque<transport::UcxRequest> sends;
+    for (int64_t i = 0; i < count; ++i) {
+      ucp_request_param_t p{};
+      sends.emplace_back(
+          a->get(), ucp_tag_send_nbx(ep, src.data(), static_cast<size_t>(body), 1, &p));
+      while (sends.size() >= 4) {
+        a->Progress();
+        while (!sends.empty() && sends.front().Check() != UCS_INPROGRESS)
+          sends.pop_front();
+      }
+    }
+    while (!sends.empty() || !done) {
+      a->Progress();
+      while (!sends.empty() && sends.front().Check() != UCS_INPROGRESS) sends.pop_front();
+    }
+    receiver.join();
+  }
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  transport::UcxRequest close(a->get(), ucp_ep_close_nbx(ep, &p));
+  (void)transport::WaitFor(a.get(), &close, 1000, "close");
+  state.SetBytesProcessed(state.iterations() * count * body);
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  const auto chunks = Selection(100, 100);
+  const int64_t bytes = BytesOf(chunks);
+  std::vector<uint8_t> src(static_cast<size_t>(bytes), 1),
+      dst(static_cast<size_t>(bytes));
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), src.size());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+void ScanArgs(benchmark::internal::Benchmark* b) {
+  for (int bodies : {0, 1, 2}) b->Args({bodies, 0, 100, 100});
+  b->Args({0, 1, 100, 100});
+  b->Args({2, 1, 100, 100});
+  for (int pct : {1, 10, 50}) {
+    b->Args({2, 0, pct, 100});
+    b->Args({2, 0, 100, pct});
+  }
+}
+void TcpArgs(benchmark::internal::Benchmark* b) {
+  b->Args({100, 100});
+  for (int pct : {1, 10, 50}) {
+    b->Args({pct, 100});
+    b->Args({100, pct});
+  }
+}
+
+BENCHMARK(BM_Scan)->Apply(ScanArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SerializedTcp)->Apply(TcpArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RawUcx)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace quiver
+
+int main(int argc, char** argv) {
+  return quiver::bench::RunWithRatios(
+      argc, argv,
+      {{"BM_Scan/2/0", "BM_SerializedTcp"},
+       {"BM_Scan/2/1/100/100", "BM_SerializedTcp/100/100"},
+       {"BM_Scan/0/0/100/100", "BM_RawUcx/0"},
+       {"BM_Scan/0/1/100/100", "BM_RawUcx/1"},
+       {"BM_RawUcx/0", "BM_Memcpy"}});
+}
