@@ -152,7 +152,10 @@ void BM_Scan(benchmark::State& state) {
   timespec cpu0{}, cpu1{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
   for (auto _ : state) {
-    auto scan = (*client)->InitScan(sql);
+    transport::ScanOptions so;
+    if (const char* w = std::getenv("QUIVER_BENCH_WINDOW"))
+      so.window_batches = std::atoi(w);
+    auto scan = (*client)->InitScan(sql, so);
     if (!scan.ok()) return state.SkipWithError(scan.status().ToString().c_str());
     auto reader = (*client)->Iterate(*scan);
     if (!reader.ok()) return state.SkipWithError(reader.status().ToString().c_str());

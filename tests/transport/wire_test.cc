@@ -39,7 +39,8 @@ TEST(TransportWire, EveryMessageRoundTripsAndEveryTruncationIsRefused) {
   EXPECT_NE(DecodeInitScan(Encode(init)).status().message().find("lets nothing through"),
             std::string::npos);
 
-  ASSERT_OK_AND_ASSIGN(auto f, DecodeFrame(EncodeFrame(Kind::kCredit, 77, "abc")));
+  const std::string frame = EncodeFrame(Kind::kCredit, 77, "abc");
+  ASSERT_OK_AND_ASSIGN(auto f, DecodeFrame(frame));  // f.body points into `frame`
   EXPECT_EQ(f.kind, Kind::kCredit);
   EXPECT_EQ(f.request, 77u);
   EXPECT_EQ(f.body, "abc");

@@ -83,6 +83,14 @@ std::vector<ProgramSpec> MakePrograms() {
        55,
        150,
        ""},
+      {"transport",
+       "Thallus (seeds/003): scans over UCX by body type, transport and selectivity, "
+       "beside serialised IPC over TCP, raw UCX and memcpy",
+       {min_time},
+       {{"QUIVER_BENCH_QUICK", "1"}},
+       40,
+       120,
+       ""},
   };
 }
 
@@ -219,16 +227,21 @@ std::vector<Section> MakeSections() {
        "(Ray 2.9 published 20.9 GB/s, 10.4k gets/s, 5.4k puts/s on 64 cores).",
        ""});
   s.push_back(
-      {"thallus", "Thallus: RDMA transport vs serialising RPC",
+      {"thallus", "Thallus: transport vs serialising RPC",
        std::string(kThallus) + ", §2, §4", kThallusHw,
        "\"up to 5.5x data transport performance improvement and up to 2.5x faster "
        "query execution over plain Thallium RPCs\"; serialising a record batch is "
        "\"about 30% of the RPC duration\".",
-       "",
-       "Quiver has no UCX transport yet (DESIGN.md layer 6, `transport`), so there is "
-       "no Quiver figure; the published numbers are quoted for when it exists. The "
-       "closest figures today are Figure 5.1 above (descriptor-only vs a full Arrow "
-       "IPC copy)."});
+       "Scans of a generated 8-column table (4 int64, 2 double, 2 strings; 8M rows, "
+       "1M with --quick) served in 2048-row chunks as DuckDB gives them, through "
+       "`transport::Server`/`Client` in one process: bodies measured (addresses "
+       "where one-sided reads win), shared memory and cma, or TCP only; by the "
+       "share of rows and of columns selected. References of the same run: the "
+       "same batches (coalesced to 64K rows alike) as an ordinary Arrow IPC stream "
+       "over a TCP loopback socket with 4 MiB buffers (serialising RPC done well, "
+       "stronger than Thallium or gRPC), and tagged sends of the same bytes "
+       "between two UCX workers (what the transport could reach).",
+       ""});
   s.push_back({"ipc", "Arrow IPC write and read (Quiver's own)", "", "", "",
                "Writing the Figure 5.1 table (int64, int8, uint16) as an IPC stream and "
                "as an IPC file into preallocated memory, beside memcpy of the same "
@@ -514,6 +527,28 @@ std::vector<FigureSpec> MakeFigures() {
   add({"ping", "ping/publish-8-nodes", "Publish on 8 nodes (descriptor)", "cluster",
        "BM_Publish_nodes/8/manual_time", us, "Publish on 2 nodes",
        "BM_Publish_nodes/2/manual_time", us, std::nullopt});
+
+  // Thallus: the transport.
+  for (const char* sel :
+       {"100/100", "1/100", "10/100", "50/100", "100/1", "100/10", "100/50"}) {
+    const std::string s = sel;
+    const std::string rows = s.substr(0, s.find('/')), cols = s.substr(s.find('/') + 1);
+    add({"thallus", "thallus/shm/" + s,
+         "scan over shared memory, " + rows + "% of rows, " + cols + "% of columns",
+         "transport", "BM_Scan/2/0/" + s + "/real_time", BytesPerSecond(),
+         "serialised IPC over TCP", "BM_SerializedTcp/" + s + "/real_time",
+         BytesPerSecond(), std::nullopt});
+  }
+  add({"thallus", "thallus/tcp/100/100", "scan over TCP (UCX_TLS=tcp), all rows",
+       "transport", "BM_Scan/2/1/100/100/real_time", BytesPerSecond(),
+       "serialised IPC over TCP", "BM_SerializedTcp/100/100/real_time", BytesPerSecond(),
+       std::nullopt});
+  add({"thallus", "thallus/raw/shm", "scan, packed bodies, shared memory", "transport",
+       "BM_Scan/0/0/100/100/real_time", BytesPerSecond(), "raw UCX tagged sends",
+       "BM_RawUcx/0/real_time", BytesPerSecond(), std::nullopt});
+  add({"thallus", "thallus/raw/tcp", "scan, packed bodies, TCP", "transport",
+       "BM_Scan/0/1/100/100/real_time", BytesPerSecond(), "raw UCX tagged sends over TCP",
+       "BM_RawUcx/1/real_time", BytesPerSecond(), std::nullopt});
 
   // IPC.
   add({"ipc", "ipc/write-stream", "IPC stream write (column bytes)", "ipc",
