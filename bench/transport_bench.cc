@@ -2,7 +2,8 @@
 // UCX server and client, beside the best the machine does otherwise with the
 // same bytes in the same run:
 //
-//   BM_Scan/<bodies>/<tls>/<rows %>/<cols %>   a scan through Server/Client:
+//   BM_Scan/<bodies>/<tls>/<rows %>/<cols %>   a scan through Server/Client,
+//       the server in a process of its own:
 //       bodies 0 packed, 1 addresses, 2 measured; tls 0 UCX's choice
 //       (shared memory and cma here), 1 TCP only
 //   BM_SerializedTcp/<rows %>/<cols %>   the same batches as an ordinary
@@ -19,6 +20,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <atomic>
@@ -109,26 +111,60 @@ int64_t BytesOf(const std::vector<RecordBatchPtr>& batches) {
   return n;
 }
 
-transport::Server* ServerFor(int tls) {
-  static std::unique_ptr<transport::Server> servers[2];
-  if (!servers[tls]) {
-    transport::ServerOptions o;
-    o.listen = "127.0.0.1:0";
-    o.pool_size = uint64_t{512} << 20;
-    o.ucx_transports = tls == 1 ? "tcp" : "";
-    servers[tls] =
-        transport::Server::Start(
-            o,
-            [](const std::string& sql,
-               const std::string&) -> Result<std::shared_ptr<RecordBatchReader>> {
-              int rows = 100, cols = 100;
-              std::sscanf(sql.c_str(), "rows=%d cols=%d", &rows, &cols);
-              auto chunks = Selection(rows, cols);
-              return RecordBatchReader::FromBatches(chunks[0]->schema(), chunks);
-            })
-            .ValueOrDie();
+// The servers run in processes of their own (forked before this process
+// touches UCX), as a scan between processes of one host would.
+uint16_t g_ports[2] = {0, 0};
+int g_stop[2] = {-1, -1};
+pid_t g_servers[2] = {-1, -1};
+
+Status StartServers() {
+  for (int tls = 0; tls < 2; ++tls) {
+    int port_pipe[2], stop_pipe[2];
+    if (pipe(port_pipe) != 0 || pipe(stop_pipe) != 0) return Status::IOError("pipe");
+    const pid_t pid = fork();
+    if (pid < 0) return Status::IOError("fork");
+    if (pid == 0) {
+      close(port_pipe[0]);
+      close(stop_pipe[1]);
+      transport::ServerOptions o;
+      o.listen = "127.0.0.1:0";
+      o.pool_size = uint64_t{512} << 20;
+      o.ucx_transports = tls == 1 ? "tcp" : "";
+      auto server = transport::Server::Start(
+          o,
+          [](const std::string& sql,
+             const std::string&) -> Result<std::shared_ptr<RecordBatchReader>> {
+            int rows = 100, cols = 100;
+            std::sscanf(sql.c_str(), "rows=%d cols=%d", &rows, &cols);
+            auto chunks = Selection(rows, cols);
+            return RecordBatchReader::FromBatches(chunks[0]->schema(), chunks);
+          });
+      uint16_t port = server.ok() ? (*server)->port() : 0;
+      (void)Table();  // built before the first scan is timed
+      if (write(port_pipe[1], &port, sizeof(port)) != sizeof(port)) _exit(1);
+      char c;
+      while (read(stop_pipe[0], &c, 1) > 0) {
+      }
+      _exit(0);
+    }
+    close(port_pipe[1]);
+    close(stop_pipe[0]);
+    g_stop[tls] = stop_pipe[1];
+    g_servers[tls] = pid;
+    if (read(port_pipe[0], &g_ports[tls], sizeof(uint16_t)) != sizeof(uint16_t) ||
+        g_ports[tls] == 0) {
+      return Status::IOError("the transport server did not start");
+    }
+    close(port_pipe[0]);
   }
-  return servers[tls].get();
+  return Status::OK();
+}
+
+void StopServers() {
+  for (int tls = 0; tls < 2; ++tls) {
+    if (g_stop[tls] >= 0) close(g_stop[tls]);
+    if (g_servers[tls] > 0) waitpid(g_servers[tls], nullptr, 0);
+  }
 }
 
 void BM_Scan(benchmark::State& state) {
@@ -136,14 +172,13 @@ void BM_Scan(benchmark::State& state) {
   const int tls = static_cast<int>(state.range(1));
   const int rows = static_cast<int>(state.range(2)),
             cols = static_cast<int>(state.range(3));
-  transport::Server* server = ServerFor(tls);
   transport::ClientOptions o;
   o.bodies = bodies == 0   ? transport::BodyMode::kPacked
              : bodies == 1 ? transport::BodyMode::kAddresses
                            : transport::BodyMode::kMeasure;
   o.ucx_transports = tls == 1 ? "tcp" : "";
   auto client =
-      transport::Client::Connect("127.0.0.1:" + std::to_string(server->port()), o);
+      transport::Client::Connect("127.0.0.1:" + std::to_string(g_ports[tls]), o);
   if (!client.ok()) return state.SkipWithError(client.status().ToString().c_str());
   const std::string sql =
       "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols);
@@ -339,11 +374,18 @@ BENCHMARK(BM_Memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
 }  // namespace quiver
 
 int main(int argc, char** argv) {
-  return quiver::bench::RunWithRatios(
-      argc, argv,
-      {{"BM_Scan/2/0", "BM_SerializedTcp"},
-       {"BM_Scan/2/1/100/100", "BM_SerializedTcp/100/100"},
-       {"BM_Scan/0/0/100/100", "BM_RawUcx/0"},
-       {"BM_Scan/0/1/100/100", "BM_RawUcx/1"},
-       {"BM_RawUcx/0", "BM_Memcpy"}});
+  quiver::Status st = quiver::StartServers();
+  if (!st.ok()) {
+    std::fprintf(stderr, "transport_bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  const int rc =
+      quiver::bench::RunWithRatios(argc, argv,
+                                   {{"BM_Scan/2/0", "BM_SerializedTcp"},
+                                    {"BM_Scan/2/1/100/100", "BM_SerializedTcp/100/100"},
+                                    {"BM_Scan/0/0/100/100", "BM_RawUcx/0"},
+                                    {"BM_Scan/0/1/100/100", "BM_RawUcx/1"},
+                                    {"BM_RawUcx/0", "BM_Memcpy"}});
+  quiver::StopServers();
+  return rc;
 }
