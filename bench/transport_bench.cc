@@ -126,6 +126,7 @@ Status StartServers() {
     if (pid == 0) {
       close(port_pipe[0]);
       close(stop_pipe[1]);
+      for (int earlier = 0; earlier < tls; ++earlier) close(g_stop[earlier]);
       transport::ServerOptions o;
       o.listen = "127.0.0.1:0";
       o.pool_size = uint64_t{512} << 20;

@@ -234,13 +234,14 @@ std::vector<Section> MakeSections() {
        "\"about 30% of the RPC duration\".",
        "Scans of a generated 8-column table (4 int64, 2 double, 2 strings; 8M rows, "
        "1M with --quick) served in 2048-row chunks as DuckDB gives them, through "
-       "`transport::Server`/`Client` in one process: bodies measured (addresses "
+       "`transport::Server` (a process of its own) and `Client`: bodies measured "
+       "(addresses "
        "where one-sided reads win), shared memory and cma, or TCP only; by the "
        "share of rows and of columns selected. References of the same run: the "
        "same batches (coalesced to 64K rows alike) as an ordinary Arrow IPC stream "
        "over a TCP loopback socket with 4 MiB buffers (serialising RPC done well, "
        "stronger than Thallium or gRPC), and tagged sends of the same bytes "
-       "between two UCX workers (what the transport could reach).",
+       "between two UCX workers of one process (what the transport could reach).",
        ""});
   s.push_back({"ipc", "Arrow IPC write and read (Quiver's own)", "", "", "",
                "Writing the Figure 5.1 table (int64, int8, uint16) as an IPC stream and "
