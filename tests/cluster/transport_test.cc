@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 
@@ -195,6 +196,46 @@ TEST_F(TransportProcesses, AClientKilledMidScanLeavesTheServerAtItsBaseline) {
   // And the server still serves.
   ExpectSameRows(Scan("127.0.0.1", "SELECT * FROM t ORDER BY id", "measure"),
                  Local(Query()));
+}
+
+TEST_F(TransportProcesses, AServerKilledMidScanIsAnErrorForItsClientNotAHang) {
+  StartServer("127.0.0.1:0");
+  for (transport::BodyMode mode :
+       {transport::BodyMode::kPacked, transport::BodyMode::kAddresses}) {
+    transport::ClientOptions o;
+    o.token = "transport-test-token";
+    o.bodies = mode;
+    o.timeout_ms = 20000;
+    ASSERT_OK_AND_ASSIGN(auto client,
+                         transport::Client::Connect("127.0.0.1:" + port_, o));
+    transport::ScanOptions so;
+    so.min_rows = 10000;
+    so.window_batches = 1;
+    ASSERT_OK_AND_ASSIGN(uint64_t scan,
+                         client->InitScan("SELECT * FROM t, range(20)", so));
+    ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+    ASSERT_OK_AND_ASSIGN(auto first, reader->Next());
+    ASSERT_NE(first, nullptr);
+    server_.Kill(SIGKILL);
+    server_.Finish(10000);
+    const auto start = std::chrono::steady_clock::now();
+    Status st;
+    for (;;) {
+      auto b = reader->Next();
+      if (!b.ok()) {
+        st = b.status();
+        break;
+      }
+      ASSERT_NE(*b, nullptr) << "the scan ended as if complete after its server died";
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(st.IsIOError()) << st.ToString();
+    EXPECT_LT(seconds, 15.0) << st.ToString();
+    // The first batch stays readable: it is in the client's memory.
+    EXPECT_TRUE(first->ValidateFull().ok());
+    if (mode == transport::BodyMode::kPacked) StartServer("127.0.0.1:0");
+  }
 }
 
 class TransportNetns : public TransportProcesses {
