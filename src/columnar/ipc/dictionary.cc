@@ -162,7 +162,8 @@ Result<DictionaryUpdate> DictionaryMemo::Apply(int64_t id, bool is_delta,
                              ", which has no dictionary yet");
     }
     if (values->length == 0) return DictionaryUpdate::kDelta;
-    QUIVER_ASSIGN_OR_RAISE(it->second, Concatenate({it->second.get(), values.get()}, pool));
+    QUIVER_ASSIGN_OR_RAISE(it->second,
+                           Concatenate({it->second.get(), values.get()}, pool));
     return DictionaryUpdate::kDelta;
   }
   if (it == values_.end()) {
