@@ -12,6 +12,9 @@
 //   BM_RawUcx/<tls>   tagged sends of the scan's body sizes between two UCX
 //       workers, no Arrow at all: what the transport could reach
 //   BM_Memcpy   one copy of the scan's bytes
+//   BM_QueryUcx/<pct>, BM_QueryTcp/<pct>   end to end, DuckDB included: a
+//       query selecting pct% of a 4-column table, through the transport and
+//       through the serialising baseline
 //
 // The server side stands in for DuckDB with a reader of 2048-row slices
 // (DuckDB's chunk size), so the transport's own coalescing copy is counted.
@@ -29,6 +32,7 @@
 #include <thread>
 
 #include "bench_util.h"
+#include "duckdb/connection.h"
 #include "quiver/columnar/concatenate.h"
 #include "quiver/columnar/io.h"
 #include "quiver/columnar/ipc/reader.h"
@@ -112,10 +116,72 @@ int64_t BytesOf(const std::vector<RecordBatchPtr>& batches) {
 }
 
 // The servers run in processes of their own (forked before this process
-// touches UCX), as a scan between processes of one host would.
+// touches UCX), as a scan between processes of one host would: a UCX server
+// per transport choice, and in the first one also the serialising baseline,
+// a TCP server that answers a request line with an Arrow IPC stream.
 uint16_t g_ports[2] = {0, 0};
+uint16_t g_tcp_port = 0;
 int g_stop[2] = {-1, -1};
 pid_t g_servers[2] = {-1, -1};
+
+// DuckDB of the server process: table q, the query benchmarks' data.
+std::shared_ptr<duckdb::Database> g_duckdb;
+
+// What a request names: "rows=R cols=C" (the generated table, in DuckDB's
+// chunk size) or SQL over table q.
+Result<std::shared_ptr<RecordBatchReader>> Serve(const std::string& request) {
+  if (request.rfind("rows=", 0) == 0) {
+    int rows = 100, cols = 100;
+    std::sscanf(request.c_str(), "rows=%d cols=%d", &rows, &cols);
+    auto chunks = Selection(rows, cols);
+    return RecordBatchReader::FromBatches(chunks[0]->schema(), chunks);
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto conn, duckdb::Connection::Open(g_duckdb));
+  return conn->QueryArrow(request);
+}
+
+void TuneSocket(int fd) {
+  int big = 4 << 20, one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+// The baseline: per connection, one request line, then the result as an
+// IPC stream of batches coalesced to 64K rows, as the transport sends them.
+void ServeTcp(int listener) {
+  for (;;) {
+    int fd = accept(listener, nullptr, nullptr);
+    if (fd < 0) return;
+    TuneSocket(fd);
+    std::string request;
+    char c;
+    while (read(fd, &c, 1) == 1 && c != '\n') request += c;
+    auto reader = Serve(request);
+    auto sink = io::FileOutputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
+    if (reader.ok()) {
+      auto writer = ipc::MakeWriter(ipc::IpcFormat::kStream, sink.get(),
+                                    (*reader)->schema(), ipc::IpcWriteOptions::Defaults())
+                        .ValueOrDie();
+      std::vector<RecordBatchPtr> group;
+      int64_t rows = 0;
+      auto flush = [&] {
+        if (group.empty()) return;
+        (void)writer->WriteRecordBatch(*ConcatenateBatches(group).ValueOrDie());
+        group.clear();
+        rows = 0;
+      };
+      while (auto b = (*reader)->Next().ValueOrDie()) {
+        rows += b->num_rows();
+        group.push_back(std::move(b));
+        if (rows >= 65536) flush();
+      }
+      flush();
+      (void)writer->Close();
+    }
+    (void)sink->Close();
+  }
+}
 
 Status StartServers() {
   for (int tls = 0; tls < 2; ++tls) {
@@ -127,22 +193,33 @@ Status StartServers() {
       close(port_pipe[0]);
       close(stop_pipe[1]);
       for (int earlier = 0; earlier < tls; ++earlier) close(g_stop[earlier]);
+      (void)Table();  // built before the first scan is timed
+      g_duckdb = duckdb::Database::Open().ValueOrDie();
+      (void)duckdb::Connection::Open(g_duckdb).ValueOrDie()->Execute(
+          "CREATE TABLE q AS SELECT i AS id, i % 1000 AS k, i * 0.5 AS v, "
+          "'row-' || (i % 977)::VARCHAR AS s FROM range(" +
+          std::to_string(Table()->num_rows()) + ") t(i)");
       transport::ServerOptions o;
       o.listen = "127.0.0.1:0";
       o.pool_size = uint64_t{512} << 20;
       o.ucx_transports = tls == 1 ? "tcp" : "";
       auto server = transport::Server::Start(
-          o,
-          [](const std::string& sql,
-             const std::string&) -> Result<std::shared_ptr<RecordBatchReader>> {
-            int rows = 100, cols = 100;
-            std::sscanf(sql.c_str(), "rows=%d cols=%d", &rows, &cols);
-            auto chunks = Selection(rows, cols);
-            return RecordBatchReader::FromBatches(chunks[0]->schema(), chunks);
-          });
-      uint16_t port = server.ok() ? (*server)->port() : 0;
-      (void)Table();  // built before the first scan is timed
-      if (write(port_pipe[1], &port, sizeof(port)) != sizeof(port)) _exit(1);
+          o, [](const std::string& sql, const std::string&) { return Serve(sql); });
+      uint16_t ports[2] = {server.ok() ? (*server)->port() : uint16_t{0}, 0};
+      if (tls == 0) {
+        int listener = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof(addr);
+        if (bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
+            listen(listener, 4) == 0 &&
+            getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+          ports[1] = ntohs(addr.sin_port);
+          std::thread(ServeTcp, listener).detach();
+        }
+      }
+      if (write(port_pipe[1], ports, sizeof(ports)) != sizeof(ports)) _exit(1);
       char c;
       while (read(stop_pipe[0], &c, 1) > 0) {
       }
@@ -152,10 +229,13 @@ Status StartServers() {
     close(stop_pipe[0]);
     g_stop[tls] = stop_pipe[1];
     g_servers[tls] = pid;
-    if (read(port_pipe[0], &g_ports[tls], sizeof(uint16_t)) != sizeof(uint16_t) ||
-        g_ports[tls] == 0) {
+    uint16_t ports[2] = {0, 0};
+    if (read(port_pipe[0], ports, sizeof(ports)) != sizeof(ports) || ports[0] == 0 ||
+        (tls == 0 && ports[1] == 0)) {
       return Status::IOError("the transport server did not start");
     }
+    g_ports[tls] = ports[0];
+    if (tls == 0) g_tcp_port = ports[1];
     close(port_pipe[0]);
   }
   return Status::OK();
@@ -219,62 +299,88 @@ void BM_Scan(benchmark::State& state) {
                                              : (*client)->addresses_from() / 1024.0;
 }
 
-// Serialising RPC done well: IPC stream writer -> TCP loopback -> IPC
-// stream reader, batches coalesced to 64K rows as the transport does.
-void BM_SerializedTcp(benchmark::State& state) {
-  const int rows = static_cast<int>(state.range(0)),
-            cols = static_cast<int>(state.range(1));
-  const auto chunks = Selection(rows, cols);
-  const int64_t bytes = BytesOf(chunks);
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
+// Serialising RPC done well: the server process writes an IPC stream to a
+// TCP loopback socket with 4 MiB buffers, this process reads it back.
+int64_t FetchOverTcp(benchmark::State& state, const std::string& request) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  TuneSocket(fd);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-      listen(listener, 1) != 0 ||
-      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return state.SkipWithError("cannot listen on loopback");
+  addr.sin_port = htons(g_tcp_port);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    state.SkipWithError("cannot connect to the baseline server");
+    return -1;
   }
-  auto tune = [](int fd) {
-    int big = 4 << 20, one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  };
+  const std::string line = request + "\n";
+  if (write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+    close(fd);
+    state.SkipWithError("cannot send the request");
+    return -1;
+  }
+  auto source = io::FileInputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
+  auto reader = ipc::RecordBatchStreamReader::Open(source.get());
+  if (!reader.ok()) {
+    state.SkipWithError(reader.status().ToString().c_str());
+    return -1;
+  }
+  int64_t rows = 0;
+  while (auto b = (*reader)->Next().ValueOrDie()) rows += b->num_rows();
+  return rows;
+}
+
+void BM_SerializedTcp(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0)),
+            cols = static_cast<int>(state.range(1));
+  const int64_t bytes = BytesOf(Selection(rows, cols));
+  const std::string request =
+      "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols);
   for (auto _ : state) {
-    std::thread server([&] {
-      int fd = accept(listener, nullptr, nullptr);
-      tune(fd);
-      auto sink = io::FileOutputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
-      auto writer = ipc::MakeWriter(ipc::IpcFormat::kStream, sink.get(),
-                                    chunks[0]->schema(), ipc::IpcWriteOptions::Defaults())
-                        .ValueOrDie();
-      for (size_t at = 0; at < chunks.size(); at += 32) {
-        std::vector<RecordBatchPtr> group(
-            chunks.begin() + static_cast<std::ptrdiff_t>(at),
-            chunks.begin() +
-                static_cast<std::ptrdiff_t>(std::min(chunks.size(), at + 32)));
-        (void)writer->WriteRecordBatch(*ConcatenateBatches(group).ValueOrDie());
-      }
-      (void)writer->Close();
-      (void)sink->Close();
-    });
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    tune(fd);
-    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) {
-      server.join();
-      return state.SkipWithError("cannot connect on loopback");
+    if (FetchOverTcp(state, request) != Table()->num_rows() * rows / 100) {
+      return state.SkipWithError("rows lost");
     }
-    auto source = io::FileInputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
-    auto reader = ipc::RecordBatchStreamReader::Open(source.get()).ValueOrDie();
-    int64_t got = 0;
-    while (auto b = reader->Next().ValueOrDie()) got += b->num_rows();
-    server.join();
-    if (got != Table()->num_rows() * rows / 100) state.SkipWithError("rows lost");
   }
-  close(listener);
   state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+// Queries end to end, DuckDB included: rows of table q with id % 100 below
+// the selectivity, through the transport or the serialising baseline.
+int64_t QueryRows(int64_t pct) {
+  const int64_t n = Table()->num_rows();
+  return n / 100 * pct + std::min<int64_t>(n % 100, pct);
+}
+
+std::string QuerySql(int64_t pct) {
+  return "SELECT * FROM q WHERE id % 100 < " + std::to_string(pct);
+}
+
+void BM_QueryUcx(benchmark::State& state) {
+  transport::ClientOptions o;
+  auto client = transport::Client::Connect("127.0.0.1:" + std::to_string(g_ports[0]), o);
+  if (!client.ok()) return state.SkipWithError(client.status().ToString().c_str());
+  const int64_t want = QueryRows(state.range(0));
+  for (auto _ : state) {
+    auto scan = (*client)->InitScan(QuerySql(state.range(0)));
+    if (!scan.ok()) return state.SkipWithError(scan.status().ToString().c_str());
+    auto reader = (*client)->Iterate(*scan);
+    if (!reader.ok()) return state.SkipWithError(reader.status().ToString().c_str());
+    int64_t got = 0;
+    while (auto b = (*reader)->Next().ValueOrDie()) got += b->num_rows();
+    if (got != want) return state.SkipWithError("rows lost");
+    (void)(*client)->Finalize(*scan);
+  }
+  state.counters["rows"] = static_cast<double>(want);
+}
+
+void BM_QueryTcp(benchmark::State& state) {
+  const int64_t want = QueryRows(state.range(0));
+  for (auto _ : state) {
+    if (FetchOverTcp(state, QuerySql(state.range(0))) != want) {
+      return state.SkipWithError("rows lost");
+    }
+  }
+  state.counters["rows"] = static_cast<double>(want);
 }
 
 // Tagged sends of the same bytes in 64K-row bodies between two workers,
@@ -368,6 +474,18 @@ void TcpArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Scan)->Apply(ScanArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SerializedTcp)->Apply(TcpArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueryUcx)
+    ->Arg(1)
+    ->Arg(10)
+    ->Arg(100)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueryTcp)
+    ->Arg(1)
+    ->Arg(10)
+    ->Arg(100)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RawUcx)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -386,7 +504,8 @@ int main(int argc, char** argv) {
                                     {"BM_Scan/2/1/100/100", "BM_SerializedTcp/100/100"},
                                     {"BM_Scan/0/0/100/100", "BM_RawUcx/0"},
                                     {"BM_Scan/0/1/100/100", "BM_RawUcx/1"},
-                                    {"BM_RawUcx/0", "BM_Memcpy"}});
+                                    {"BM_RawUcx/0", "BM_Memcpy"},
+                                    {"BM_QueryUcx", "BM_QueryTcp", "time"}});
   quiver::StopServers();
   return rc;
 }

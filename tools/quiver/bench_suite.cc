@@ -241,7 +241,9 @@ std::vector<Section> MakeSections() {
        "same batches (coalesced to 64K rows alike) as an ordinary Arrow IPC stream "
        "over a TCP loopback socket with 4 MiB buffers (serialising RPC done well, "
        "stronger than Thallium or gRPC), and tagged sends of the same bytes "
-       "between two UCX workers of one process (what the transport could reach).",
+       "between two UCX workers of one process (what the transport could reach). "
+       "Queries end to end: DuckDB in the server process selects 1-100% of a "
+       "4-column table, through the transport and through the same IPC socket.",
        ""});
   s.push_back({"ipc", "Arrow IPC write and read (Quiver's own)", "", "", "",
                "Writing the Figure 5.1 table (int64, int8, uint16) as an IPC stream and "
@@ -539,6 +541,13 @@ std::vector<FigureSpec> MakeFigures() {
          "transport", "BM_Scan/2/0/" + s + "/real_time", BytesPerSecond(),
          "serialised IPC over TCP", "BM_SerializedTcp/" + s + "/real_time",
          BytesPerSecond(), std::nullopt});
+  }
+  for (const char* pct : {"1", "10", "100"}) {
+    add({"thallus", std::string("thallus/query/") + pct,
+         std::string("query selecting ") + pct + "% of rows, DuckDB included",
+         "transport", std::string("BM_QueryUcx/") + pct + "/real_time", Time("ms"),
+         "the same over serialised IPC", std::string("BM_QueryTcp/") + pct + "/real_time",
+         Time("ms"), std::nullopt});
   }
   add({"thallus", "thallus/tcp/100/100", "scan over TCP (UCX_TLS=tcp), all rows",
        "transport", "BM_Scan/2/1/100/100/real_time", BytesPerSecond(),
