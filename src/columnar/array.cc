@@ -1,6 +1,7 @@
 #include "quiver/columnar/array.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace quiver {
 
@@ -161,6 +162,8 @@ ArrayPtr MakeArray(ArrayDataPtr data) {
       return std::make_shared<TimestampArray>(std::move(data));
     case TypeId::kDuration:
       return std::make_shared<DurationArray>(std::move(data));
+    case TypeId::kInterval:
+      return std::make_shared<IntervalArray>(std::move(data));
     case TypeId::kString:
     case TypeId::kBinary:
       return std::make_shared<BinaryArray>(std::move(data));
@@ -249,6 +252,51 @@ Result<ArrayPtr> MakeArrayOfNull(const TypePtr& type, int64_t length, MemoryPool
 Result<ArrayPtr> MakeEmptyArray(const TypePtr& type, MemoryPool* pool) {
   QUIVER_ASSIGN_OR_RAISE(auto data, MakeNullData(type, 0, pool, false));
   return MakeArray(std::move(data));
+}
+
+}  // namespace quiver
+
+namespace quiver {
+
+int32_t IntervalArray::GetMonths(int64_t i) const {
+  int32_t v;
+  std::memcpy(&v, GetValue(i), 4);
+  return v;
+}
+
+DayTimeInterval IntervalArray::GetDayTime(int64_t i) const {
+  DayTimeInterval v;
+  std::memcpy(&v.days, GetValue(i), 4);
+  std::memcpy(&v.milliseconds, GetValue(i) + 4, 4);
+  return v;
+}
+
+MonthDayNanoInterval IntervalArray::GetMonthDayNano(int64_t i) const {
+  MonthDayNanoInterval v;
+  std::memcpy(&v.months, GetValue(i), 4);
+  std::memcpy(&v.days, GetValue(i) + 4, 4);
+  std::memcpy(&v.nanoseconds, GetValue(i) + 8, 8);
+  return v;
+}
+
+std::string FormatInterval(IntervalUnit unit, const uint8_t* value) {
+  int32_t a, b;
+  std::memcpy(&a, value, 4);
+  switch (unit) {
+    case IntervalUnit::kYearMonth:
+      return std::to_string(a) + "M";
+    case IntervalUnit::kDayTime:
+      std::memcpy(&b, value + 4, 4);
+      return std::to_string(a) + "d" + std::to_string(b) + "ms";
+    case IntervalUnit::kMonthDayNano: {
+      int64_t ns;
+      std::memcpy(&b, value + 4, 4);
+      std::memcpy(&ns, value + 8, 8);
+      return std::to_string(a) + "M" + std::to_string(b) + "d" + std::to_string(ns) +
+             "ns";
+    }
+  }
+  return "?";
 }
 
 }  // namespace quiver

@@ -2,6 +2,7 @@
 #include "quiver/columnar/builder.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace quiver {
 
@@ -156,7 +157,8 @@ void BooleanBuilder::Reset() {
 
 FixedSizeBinaryBuilder::FixedSizeBinaryBuilder(TypePtr type, MemoryPool* pool)
     : ArrayBuilder(std::move(type), pool), bytes_(pool_) {
-  if (type_->id() != TypeId::kFixedSizeBinary && type_->id() != TypeId::kDecimal128) {
+  if (type_->id() != TypeId::kFixedSizeBinary && type_->id() != TypeId::kDecimal128 &&
+      type_->id() != TypeId::kInterval) {
     Status::TypeError("FixedSizeBinaryBuilder for type ", type_->ToString()).Abort();
   }
   byte_width_ = type_->byte_width();
@@ -215,6 +217,43 @@ Status FixedSizeBinaryBuilder::FinishInternal(ArrayDataPtr* out) {
 void FixedSizeBinaryBuilder::Reset() {
   ArrayBuilder::Reset();
   bytes_.Reset();
+}
+
+IntervalBuilder::IntervalBuilder(TypePtr type, MemoryPool* pool)
+    : FixedSizeBinaryBuilder(std::move(type), pool) {
+  if (type_->id() != TypeId::kInterval) {
+    Status::TypeError("IntervalBuilder for type ", type_->ToString()).Abort();
+  }
+}
+
+Status IntervalBuilder::Expect(IntervalUnit unit) const {
+  if (type_->interval_unit() == unit) return Status::OK();
+  return Status::TypeError("a ", IntervalUnitName(unit), " interval appended to ",
+                           type_->ToString(), " values");
+}
+
+Status IntervalBuilder::AppendMonths(int32_t months) {
+  QUIVER_RETURN_NOT_OK(Expect(IntervalUnit::kYearMonth));
+  uint8_t bytes[4];
+  std::memcpy(bytes, &months, 4);
+  return Append(bytes);
+}
+
+Status IntervalBuilder::Append(const DayTimeInterval& v) {
+  QUIVER_RETURN_NOT_OK(Expect(IntervalUnit::kDayTime));
+  uint8_t bytes[8];
+  std::memcpy(bytes, &v.days, 4);
+  std::memcpy(bytes + 4, &v.milliseconds, 4);
+  return Append(bytes);
+}
+
+Status IntervalBuilder::Append(const MonthDayNanoInterval& v) {
+  QUIVER_RETURN_NOT_OK(Expect(IntervalUnit::kMonthDayNano));
+  uint8_t bytes[16];
+  std::memcpy(bytes, &v.months, 4);
+  std::memcpy(bytes + 4, &v.days, 4);
+  std::memcpy(bytes + 8, &v.nanoseconds, 8);
+  return Append(bytes);
 }
 
 Decimal128Builder::Decimal128Builder(TypePtr type, MemoryPool* pool)

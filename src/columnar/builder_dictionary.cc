@@ -406,6 +406,8 @@ Result<std::unique_ptr<ArrayBuilder>> MakeBuilder(const TypePtr& type, MemoryPoo
       return B(new TimestampBuilder(type, pool));
     case TypeId::kDuration:
       return B(new DurationBuilder(type, pool));
+    case TypeId::kInterval:
+      return B(new IntervalBuilder(type, pool));
     // The named subclasses, so callers may cast to StringBuilder and co.
     case TypeId::kString:
       return B(new StringBuilder(pool));

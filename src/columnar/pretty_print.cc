@@ -184,6 +184,10 @@ void AppendScalar(const ArrayData& d, int64_t i, std::string* out) {
       out->append(
           Decimal128::FromBytes(d.GetBuffer(1) + pos * 16).ToString(d.type->scale()));
       return;
+    case TypeId::kInterval:
+      out->append(FormatInterval(d.type->interval_unit(),
+                                 d.GetBuffer(1) + pos * d.type->byte_width()));
+      return;
     case TypeId::kFixedSizeBinary: {
       const int64_t width = d.type->byte_width();
       AppendHex(

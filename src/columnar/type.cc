@@ -99,6 +99,7 @@ bool IsPrimitive(TypeId id) {
     case TypeId::kTime64:
     case TypeId::kTimestamp:
     case TypeId::kDuration:
+    case TypeId::kInterval:
     case TypeId::kFixedSizeBinary:
       return true;
     default:
@@ -169,6 +170,10 @@ int DataType::bit_width() const {
       return 64;
     case TypeId::kDecimal128:
       return 128;
+    case TypeId::kInterval:
+      return interval_unit() == IntervalUnit::kYearMonth ? 32
+             : interval_unit() == IntervalUnit::kDayTime ? 64
+                                                         : 128;
     case TypeId::kFixedSizeBinary:
       return size_param_ * 8;
     case TypeId::kDictionary:
@@ -212,6 +217,7 @@ bool DataType::Equals(const DataType& other, bool check_metadata) const {
     case TypeId::kDecimal128:
       return precision_ == other.precision_ && scale_ == other.scale_;
     case TypeId::kFixedSizeBinary:
+    case TypeId::kInterval:
       return size_param_ == other.size_param_;
     case TypeId::kDictionary:
       return flag_ == other.flag_ && index_type_->Equals(*other.index_type_) &&
@@ -298,6 +304,8 @@ std::string DataType::name() const {
       return "map";
     case TypeId::kDictionary:
       return "dictionary";
+    case TypeId::kInterval:
+      return std::string(IntervalUnitName(interval_unit())) + "_interval";
   }
   return "unknown";
 }
@@ -512,6 +520,37 @@ TypePtr timestamp(TimeUnit unit, std::string timezone) {
   p.unit = unit;
   p.tz = std::move(timezone);
   return Make(std::move(p));
+}
+
+const char* IntervalUnitName(IntervalUnit unit) {
+  switch (unit) {
+    case IntervalUnit::kYearMonth:
+      return "month";
+    case IntervalUnit::kDayTime:
+      return "day_time";
+    case IntervalUnit::kMonthDayNano:
+      return "month_day_nano";
+  }
+  return "unknown";
+}
+
+TypePtr interval(IntervalUnit unit) {
+  DataType::Params p;
+  p.id = TypeId::kInterval;
+  p.size_param = static_cast<int32_t>(unit);
+  return Make(std::move(p));
+}
+const TypePtr& month_interval() {
+  static const TypePtr t = interval(IntervalUnit::kYearMonth);
+  return t;
+}
+const TypePtr& day_time_interval() {
+  static const TypePtr t = interval(IntervalUnit::kDayTime);
+  return t;
+}
+const TypePtr& month_day_nano_interval() {
+  static const TypePtr t = interval(IntervalUnit::kMonthDayNano);
+  return t;
 }
 
 TypePtr duration(TimeUnit unit) {

@@ -54,6 +54,11 @@ Status CheckTypeParameters(const DataType& t) {
     case TypeId::kFixedSizeList:
       if (t.list_size() < 0) return InvalidArray(t, "negative list size ", t.list_size());
       return Status::OK();
+    case TypeId::kInterval:
+      if (t.list_size() < 0 || t.list_size() > 2) {
+        return InvalidArray(t, "unknown interval unit ", t.list_size());
+      }
+      return Status::OK();
     default:
       return Status::OK();
   }
@@ -95,7 +100,7 @@ Status ValidateTypeTree(const DataType& t, int depth) {
     return InvalidArray(t, "types are nested deeper than ", kMaxNestingDepth, " levels");
   }
   if (static_cast<int>(t.id()) < 0 ||
-      static_cast<int>(t.id()) > static_cast<int>(TypeId::kDictionary)) {
+      static_cast<int>(t.id()) > static_cast<int>(TypeId::kInterval)) {
     return Status::Invalid("unknown type id ", static_cast<int>(t.id()));
   }
   QUIVER_RETURN_NOT_OK(CheckTypeParameters(t));

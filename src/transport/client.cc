@@ -104,9 +104,11 @@ Result<wire::Frame> Client::Impl::Call(wire::Kind kind, std::string body,
   sends_.emplace_back(worker_->get(), ucp_am_send_nbx(ep_, wire::kAmControl, nullptr, 0,
                                                       send_bytes_.back().data(),
                                                       send_bytes_.back().size(), &p));
-  QUIVER_RETURN_NOT_OK(
-      Until([&] { return replies_.count(request) != 0; },
-            std::string("waiting for the answer to ") + wire::KindName(kind)));
+  Status waited = Until([&] { return replies_.count(request) != 0; },
+                        std::string("waiting for the answer to ") + wire::KindName(kind));
+  // An answer that came before the connection ended (the server's reason
+  // for ending it) says more than the end itself.
+  if (!waited.ok() && replies_.count(request) == 0) return waited;
   *storage = std::move(replies_[request]);
   replies_.erase(request);
   QUIVER_ASSIGN_OR_RAISE(wire::Frame f, wire::DecodeFrame(*storage));

@@ -138,7 +138,11 @@ void Server::Impl::Loop() {
     for (ucp_conn_request_h r : std::exchange(accepts_, {})) Accept(r);
     for (ucp_ep_h ep : std::exchange(failed_eps_, {})) {
       auto it = by_ep_.find(ep);
-      if (it != by_ep_.end()) connections_[it->second]->closing = "the client went away";
+      if (it != by_ep_.end()) {
+        Connection* c = connections_[it->second].get();
+        c->closing = "the client went away";
+        c->peer_failed = true;
+      }
     }
     busy |= HandleInbox();
     busy |= PollReceives();
@@ -622,9 +626,11 @@ bool Server::Impl::Reap() {
       ++it;
       continue;
     }
+    // A live client gets what was sent before the close (the error saying
+    // why): a flushing close. A dead one: force.
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    p.flags = c->peer_failed || stop_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     for (ucp_ep_h ep : {c->ep, c->data_ep}) {
       if (ep == nullptr) continue;
       closing_eps_.emplace_back(worker_->get(), ucp_ep_close_nbx(ep, &p));

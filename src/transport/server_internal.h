@@ -97,8 +97,9 @@ struct Connection {
   ucp_ep_h ep = nullptr;       // from the listener: control frames
   ucp_ep_h data_ep = nullptr;  // to the client's worker address: the data
   bool authenticated = false;
-  std::string closing;      // why, once it must go
-  bool wound_down = false;  // scans ended, receives cancelled
+  std::string closing;       // why, once it must go
+  bool wound_down = false;   // scans ended, receives cancelled
+  bool peer_failed = false;  // UCX reported the client gone
   std::chrono::steady_clock::time_point closing_since;
   uint64_t want_tag = 0, free_tag = 0;
   UcxRequest want_recv, free_recv;

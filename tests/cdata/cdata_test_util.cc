@@ -103,6 +103,7 @@ Status AppendPrimitive(ArrayBuilder* b, const DataType& type, Rng* rng) {
           Decimal128((*rng)() & 1 ? v : -v));
     }
     case TypeId::kFixedSizeBinary:
+    case TypeId::kInterval:  // every bit pattern is an interval
       return static_cast<FixedSizeBinaryBuilder*>(b)->Append(
           RandomBytes(rng, static_cast<size_t>(type.byte_width()), false));
     default:

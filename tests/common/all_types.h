@@ -42,6 +42,9 @@ inline std::vector<TypePtr> AllTypes() {
           duration(TimeUnit::kMilli),
           duration(TimeUnit::kMicro),
           duration(TimeUnit::kNano),
+          month_interval(),
+          day_time_interval(),
+          month_day_nano_interval(),
           utf8(),
           large_utf8(),
           binary(),
@@ -69,6 +72,7 @@ inline std::vector<TypePtr> AllTypes() {
           dictionary(uint16(), binary()),
           dictionary(int64(), fixed_size_binary(4)),
           list(dictionary(int32(), utf8())),
+          fixed_size_list(month_day_nano_interval(), 2),
           struct_({field("d", dictionary(int8(), binary()))})};
 }
 

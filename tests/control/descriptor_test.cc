@@ -114,6 +114,7 @@ class Sampler {
       case TypeId::kLargeBinary:
         return static_cast<BaseBinaryBuilder<int64_t>*>(b)->Append(Text(Below(9)));
       case TypeId::kFixedSizeBinary:
+      case TypeId::kInterval:  // every bit pattern is an interval
         return static_cast<FixedSizeBinaryBuilder*>(b)->Append(Text(t.byte_width()));
       case TypeId::kList:
         QUIVER_RETURN_NOT_OK(static_cast<ListBuilder*>(b)->Append(true));

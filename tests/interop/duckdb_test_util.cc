@@ -431,6 +431,8 @@ std::string Canon(const Array& a, int64_t i) {
       return Quoted(static_cast<const LargeBinaryArray&>(a).GetView(i));
     case TypeId::kFixedSizeBinary:
       return Quoted(static_cast<const FixedSizeBinaryArray&>(a).GetView(i));
+    case TypeId::kInterval:
+      return static_cast<const IntervalArray&>(a).FormatValue(i);
     case TypeId::kDictionary: {
       const auto& d = static_cast<const DictionaryArray&>(a);
       return Canon(*d.dictionary(), d.GetValueIndex(i));

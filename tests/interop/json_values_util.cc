@@ -77,6 +77,8 @@ std::string CanonicalTypeString(const DataType& type) {
              (type.timezone().empty() ? "" : ", tz=" + type.timezone()) + "]";
     case TypeId::kDuration:
       return "duration[" + unit + "]";
+    case TypeId::kInterval:
+      return type.name();
     case TypeId::kString:
       return "utf8";
     case TypeId::kLargeString:

@@ -159,6 +159,7 @@ Status AppendRandom(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
       return static_cast<BaseBinaryBuilder<int64_t>*>(b)->Append(
           RandomBytes(rng, static_cast<size_t>(Within(rng, 12))));
     case TypeId::kFixedSizeBinary:
+    case TypeId::kInterval:  // every bit pattern is an interval
       return static_cast<FixedSizeBinaryBuilder*>(b)->Append(
           RandomBytes(rng, static_cast<size_t>(type.byte_width())));
     default:

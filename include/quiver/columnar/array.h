@@ -140,6 +140,36 @@ class Decimal128Array : public FixedSizeBinaryArray {
   }
 };
 
+// The value of a day_time interval: days and milliseconds.
+struct DayTimeInterval {
+  int32_t days = 0;
+  int32_t milliseconds = 0;
+  bool operator==(const DayTimeInterval&) const = default;
+};
+// The value of a month_day_nano interval.
+struct MonthDayNanoInterval {
+  int32_t months = 0;
+  int32_t days = 0;
+  int64_t nanoseconds = 0;
+  bool operator==(const MonthDayNanoInterval&) const = default;
+};
+
+// One interval value of `unit` at `value` as text: "13M", "2d3ms",
+// "1M2d3ns" (Arrow C++'s forms).
+std::string FormatInterval(IntervalUnit unit, const uint8_t* value);
+
+// Intervals of any unit (type()->interval_unit() says which accessor fits).
+class IntervalArray : public FixedSizeBinaryArray {
+ public:
+  using FixedSizeBinaryArray::FixedSizeBinaryArray;
+  int32_t GetMonths(int64_t i) const;  // month_interval
+  DayTimeInterval GetDayTime(int64_t i) const;
+  MonthDayNanoInterval GetMonthDayNano(int64_t i) const;
+  std::string FormatValue(int64_t i) const {
+    return FormatInterval(type()->interval_unit(), GetValue(i));
+  }
+};
+
 // Variable-size binary and string arrays with 32- or 64-bit offsets.
 template <typename OffsetType>
 class BaseBinaryArray : public Array {

@@ -211,6 +211,20 @@ class Decimal128Builder : public FixedSizeBinaryBuilder {
   using FixedSizeBinaryBuilder::Append;
 };
 
+// Intervals of the builder's type's unit; appending another unit's value
+// is a TypeError.
+class IntervalBuilder : public FixedSizeBinaryBuilder {
+ public:
+  IntervalBuilder(TypePtr type, MemoryPool* pool = nullptr);
+  Status AppendMonths(int32_t months);
+  Status Append(const DayTimeInterval& value);
+  Status Append(const MonthDayNanoInterval& value);
+  using FixedSizeBinaryBuilder::Append;
+
+ private:
+  Status Expect(IntervalUnit unit) const;
+};
+
 template <typename OffsetType>
 class BaseBinaryBuilder : public ArrayBuilder {
  public:

@@ -50,9 +50,16 @@ enum class TypeId : int8_t {
   kStruct,
   kMap,
   kDictionary,
+  kInterval,
 };
 
 enum class TimeUnit : int8_t { kSecond, kMilli, kMicro, kNano };
+
+// The three interval layouts of the columnar format: months (int32); days
+// and milliseconds (two int32); months, days (int32 each) and nanoseconds
+// (int64). Values are little-endian, in that order.
+enum class IntervalUnit : int8_t { kYearMonth, kDayTime, kMonthDayNano };
+const char* IntervalUnitName(IntervalUnit unit);  // "month", "day_time", "month_day_nano"
 
 const char* TimeUnitName(TimeUnit unit);  // "s", "ms", "us", "ns"
 
@@ -101,6 +108,9 @@ class DataType {
   int32_t precision() const { return precision_; }     // decimal128
   int32_t scale() const { return scale_; }             // decimal128
   int32_t list_size() const { return size_param_; }    // fixed_size_list
+  IntervalUnit interval_unit() const {                 // interval
+    return static_cast<IntervalUnit>(size_param_);
+  }
   // Child fields: the value field of list-like types, the struct's fields,
   // the "entries" struct field of a map. Empty for other types.
   const FieldVector& fields() const { return children_; }
@@ -147,7 +157,7 @@ class DataType {
   std::string tz_;
   int32_t precision_;
   int32_t scale_;
-  int32_t size_param_;  // fixed_size_binary width or fixed_size_list size
+  int32_t size_param_;  // fixed_size_binary width, fixed_size_list size, interval unit
   bool flag_;           // dictionary ordered / map keys_sorted
   FieldVector children_;
   TypePtr index_type_;
@@ -237,6 +247,11 @@ TypePtr time32(TimeUnit unit);
 TypePtr time64(TimeUnit unit);
 TypePtr timestamp(TimeUnit unit, std::string timezone = "");
 TypePtr duration(TimeUnit unit);
+// month_interval, day_time_interval, month_day_nano_interval.
+TypePtr interval(IntervalUnit unit);
+const TypePtr& month_interval();
+const TypePtr& day_time_interval();
+const TypePtr& month_day_nano_interval();
 Result<TypePtr> MakeFixedSizeBinary(int32_t byte_width);  // byte_width >= 0
 TypePtr fixed_size_binary(int32_t byte_width);
 TypePtr list(TypePtr value_type);  // value field "item", nullable

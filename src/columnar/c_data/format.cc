@@ -176,8 +176,17 @@ Result<FormatSpec> ParseTemporal(std::string_view f) {
     return spec;
   }
   if (kind == 'i') {
-    if (f[2] == 'M' || f[2] == 'D' || f[2] == 'n') return Unsupported(f, "interval");
-    return BadFormat(f, "unknown interval unit");
+    spec.id = TypeId::kInterval;
+    if (f[2] == 'M') {
+      spec.size = static_cast<int32_t>(IntervalUnit::kYearMonth);
+    } else if (f[2] == 'D') {
+      spec.size = static_cast<int32_t>(IntervalUnit::kDayTime);
+    } else if (f[2] == 'n') {
+      spec.size = static_cast<int32_t>(IntervalUnit::kMonthDayNano);
+    } else {
+      return BadFormat(f, "unknown interval unit");
+    }
+    return spec;
   }
   if (kind != 't' && kind != 'D') return BadFormat(f, "unknown temporal type");
   QUIVER_ASSIGN_OR_RAISE(spec.unit, ParseUnit(f, f[2]));
@@ -249,6 +258,10 @@ Result<std::string> FormatOf(const DataType& type) {
       return std::string("ts") + UnitChar(type.unit()) + ":" + type.timezone();
     case TypeId::kDuration:
       return std::string("tD") + UnitChar(type.unit());
+    case TypeId::kInterval:
+      return std::string(type.interval_unit() == IntervalUnit::kYearMonth ? "tiM"
+                         : type.interval_unit() == IntervalUnit::kDayTime ? "tiD"
+                                                                          : "tin");
     case TypeId::kFixedSizeBinary:
       return "w:" + std::to_string(type.byte_width());
     case TypeId::kList:
@@ -313,6 +326,8 @@ Result<TypePtr> LeafTypeFromSpec(const FormatSpec& spec) {
       return timestamp(spec.unit, spec.timezone);
     case TypeId::kDuration:
       return duration(spec.unit);
+    case TypeId::kInterval:
+      return interval(static_cast<IntervalUnit>(spec.size));
     case TypeId::kFixedSizeBinary:
       return MakeFixedSizeBinary(spec.size);
     default:

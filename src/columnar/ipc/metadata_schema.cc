@@ -88,6 +88,14 @@ Result<std::pair<fb::Type, Offset<void>>> TypeToFlatbuffer(FlatBufferBuilder& fb
     case TypeId::kDuration:
       return std::make_pair(T::Duration,
                             fb::CreateDuration(fbb, ToFlatbuffer(type.unit())).Union());
+    case TypeId::kInterval: {
+      const IntervalUnit u = type.interval_unit();
+      const fb::IntervalUnit unit =
+          u == IntervalUnit::kYearMonth ? fb::IntervalUnit::YEAR_MONTH
+          : u == IntervalUnit::kDayTime ? fb::IntervalUnit::DAY_TIME
+                                        : fb::IntervalUnit::MONTH_DAY_NANO;
+      return std::make_pair(T::Interval, fb::CreateInterval(fbb, unit).Union());
+    }
     case TypeId::kString:
       return std::make_pair(T::Utf8, fb::CreateUtf8(fbb).Union());
     case TypeId::kLargeString:
@@ -332,6 +340,19 @@ Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& ch
       QUIVER_ASSIGN_OR_RAISE(TimeUnit unit, FromFlatbuffer(p->unit()));
       return duration(unit);
     }
+    case fb::Type::Interval: {
+      auto p = field->type_as_Interval();
+      QUIVER_RETURN_NOT_OK(NeedParams(p, t));
+      switch (p->unit()) {
+        case fb::IntervalUnit::YEAR_MONTH:
+          return month_interval();
+        case fb::IntervalUnit::DAY_TIME:
+          return day_time_interval();
+        case fb::IntervalUnit::MONTH_DAY_NANO:
+          return month_day_nano_interval();
+      }
+      return Status::Invalid("unknown interval unit ", static_cast<int>(p->unit()));
+    }
     case fb::Type::FixedSizeBinary: {
       auto p = field->type_as_FixedSizeBinary();
       QUIVER_RETURN_NOT_OK(NeedParams(p, t));
@@ -364,8 +385,6 @@ Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& ch
       return Status::NotImplemented(dense ? "dense" : "sparse",
                                     " union type is not supported");
     }
-    case fb::Type::Interval:
-      return Status::NotImplemented("interval type is not supported");
     case fb::Type::RunEndEncoded:
       return Status::NotImplemented("run-end encoded type is not supported");
     case fb::Type::BinaryView:
