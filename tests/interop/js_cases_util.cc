@@ -80,6 +80,7 @@ class ValueGenerator {
       case TypeId::kBinary:
       case TypeId::kLargeBinary:
       case TypeId::kFixedSizeBinary:
+      case TypeId::kInterval:  // as hex of its bytes, like fixed_size_binary
         return AppendBinary(*type, b, out);
       case TypeId::kDictionary:
         return AppendDictionary(*type, b, out);
@@ -545,6 +546,9 @@ SchemaPtr PrimitivesSchema() {
        F("dur_ms", duration(TU::kMilli)),
        F("dur_us", duration(TU::kMicro)),
        F("dur_ns", duration(TU::kNano)),
+       F("iv_ym", month_interval()),
+       F("iv_dt", day_time_interval()),
+       F("iv_mdn", month_day_nano_interval()),
        F("int32_required", int32(), false, {{"note", "never null"}}),
        F("float64_required", float64(), false)},
       key_value_metadata(

@@ -283,6 +283,7 @@ Result<Json> CanonicalValue(const Array& array, int64_t i) {
     case TypeId::kLargeBinary:
       return Json(ToHex(static_cast<const LargeBinaryArray&>(array).GetView(i)));
     case TypeId::kFixedSizeBinary:
+    case TypeId::kInterval:  // the value's bytes (little-endian parts), in hex
       return Json(ToHex(static_cast<const FixedSizeBinaryArray&>(array).GetView(i)));
     default:
       return NestedValue(array, i);

@@ -5,6 +5,7 @@
 // number. Also a seeded generator of random canonical values per type.
 
 import * as arrow from 'apache-arrow';
+import { INTERVAL_BYTES } from './canonical.mjs';
 
 const { Type, Precision, DateUnit, makeData, Vector } = arrow;
 
@@ -72,6 +73,7 @@ export function emptyValue(type) {
     case Type.Bool: return false;
     case Type.Utf8: case Type.LargeUtf8: case Type.Binary: case Type.LargeBinary: return '';
     case Type.FixedSizeBinary: return '00'.repeat(type.byteWidth);
+    case Type.Interval: return '00'.repeat(INTERVAL_BYTES[type.unit]);
     case Type.Decimal: return type.scale > 0 ? `0.${'0'.repeat(type.scale)}` : '0';
     case Type.List: case Type.LargeList: case Type.Map: return [];
     case Type.FixedSizeList:
@@ -176,6 +178,12 @@ export function fromCanonical(type, values) {
     case Type.FixedSizeBinary:
       return makeData({ type, length, ...validity(values),
         data: concatBytes(fill(type, values).map(hexToBytes)) });
+    case Type.Interval: {
+      const bytes = concatBytes(fill(type, values).map(hexToBytes));
+      const words = new Int32Array(bytes.length / 4);
+      new Uint8Array(words.buffer).set(bytes);
+      return makeData({ type, length, ...validity(values), data: words });
+    }
     case Type.List: case Type.LargeList: {
       const lists = values.map((v) => v ?? []);
       return makeData({
@@ -322,6 +330,7 @@ export function randomValue(rng, type, nullable, pools = new Map()) {
     case Type.Utf8: case Type.LargeUtf8: return randomString(rng);
     case Type.Binary: case Type.LargeBinary: return randomHex(rng, rng.int(9));
     case Type.FixedSizeBinary: return randomHex(rng, type.byteWidth);
+    case Type.Interval: return randomHex(rng, INTERVAL_BYTES[type.unit]);
     case Type.List: case Type.LargeList: {
       const f = type.children[0];
       return Array.from({ length: rng.int(5) }, () => randomValue(rng, f.type, f.nullable, pools));

@@ -14,6 +14,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as arrow from 'apache-arrow';
 
+// Bytes per value of each IntervalUnit (YEAR_MONTH, DAY_TIME, MONTH_DAY_NANO).
+export const INTERVAL_BYTES = [4, 8, 16];
+
 const { Type, Precision, DateUnit } = arrow;
 
 // The apache-arrow package actually loaded (path and version), so that the
@@ -84,6 +87,8 @@ export function typeString(type) {
     case Type.Binary: return 'binary';
     case Type.LargeBinary: return 'large_binary';
     case Type.FixedSizeBinary: return `fixed_size_binary[${type.byteWidth}]`;
+    case Type.Interval:
+      return ['month_interval', 'day_time_interval', 'month_day_nano_interval'][type.unit];
     case Type.List: return `list<${fieldString(type.children[0])}>`;
     case Type.LargeList: return `large_list<${fieldString(type.children[0])}>`;
     case Type.FixedSizeList:
@@ -234,6 +239,12 @@ export function canonicalValue(data, i) {
     case Type.FixedSizeBinary: {
       const w = type.byteWidth;
       return hex(data.values.subarray(i * w, (i + 1) * w));
+    }
+    case Type.Interval: {  // the value's bytes in hex, as Quiver gives them
+      const w = INTERVAL_BYTES[type.unit];
+      const bytes = new Uint8Array(data.values.buffer, data.values.byteOffset,
+                                   data.values.byteLength);
+      return hex(bytes.subarray(i * w, (i + 1) * w));
     }
     case Type.List: case Type.LargeList: {
       const [begin, end] = valueOffsetPair(data, i);

@@ -28,6 +28,7 @@ const {
   TimeSecond, TimeMillisecond, TimeMicrosecond, TimeNanosecond,
   TimestampSecond, TimestampMillisecond, TimestampMicrosecond, TimestampNanosecond,
   DurationSecond, DurationMillisecond, DurationMicrosecond, DurationNanosecond,
+  IntervalYearMonth, IntervalDayTime, IntervalMonthDayNano,
   Utf8, LargeUtf8, Binary, LargeBinary, FixedSizeBinary, List, LargeList,
   FixedSizeList, Map_,
 } = arrow;
@@ -91,6 +92,8 @@ const PRIMITIVES = new Schema([
   f('ts_ns_ny', new TimestampNanosecond('America/New_York')),
   f('dur_s', new DurationSecond()), f('dur_ms', new DurationMillisecond()),
   f('dur_us', new DurationMicrosecond()), f('dur_ns', new DurationNanosecond()),
+  f('iv_ym', new IntervalYearMonth()), f('iv_dt', new IntervalDayTime()),
+  f('iv_mdn', new IntervalMonthDayNano()),
   f('int32_required', new Int32(), false, [['note', 'never null']]),
   f('float64_required', new Float64(), false),
 ], new Map([['producer', 'apache-arrow js'], ['case', 'primitives'], ['ünïcode', 'värde']]));
