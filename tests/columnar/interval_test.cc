@@ -68,9 +68,9 @@ TEST(Interval, IpcAndCDataKeepTheUnit) {
     ASSERT_OK(b.AppendNull());
     ASSERT_OK_AND_ASSIGN(auto array, b.Finish());
     ASSERT_OK_AND_ASSIGN(auto batch, RecordBatch::FromArrays({"i"}, {array}));
-    ASSERT_OK_AND_ASSIGN(auto stream, ipc::SerializeTable(
-                                          *Table::FromRecordBatches({batch}).ValueOrDie(),
-                                          ipc::IpcFormat::kStream));
+    ASSERT_OK_AND_ASSIGN(
+        auto stream, ipc::SerializeTable(*Table::FromRecordBatches({batch}).ValueOrDie(),
+                                         ipc::IpcFormat::kStream));
     ASSERT_OK_AND_ASSIGN(auto back, ipc::ReadTableFromBuffer(stream));
     EXPECT_TRUE(back->schema()->field(0)->type()->Equals(type));
     EXPECT_TRUE(back->Equals(*Table::FromRecordBatches({batch}).ValueOrDie()));
