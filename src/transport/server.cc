@@ -185,6 +185,7 @@ void Server::Impl::Accept(ucp_conn_request_h request) {
   }
   auto c = std::make_unique<Connection>();
   c->id = next_connection_++;
+  c->accepted_at = std::chrono::steady_clock::now();
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST |
                       UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
@@ -602,6 +603,14 @@ bool Server::Impl::Reap() {
   const auto now = std::chrono::steady_clock::now();
   for (auto it = connections_.begin(); it != connections_.end();) {
     Connection* c = it->second.get();
+    // A connection slot is not for keeping: Hello within the deadline.
+    if (c->closing.empty() && !c->authenticated &&
+        now - c->accepted_at > std::chrono::milliseconds(options_.hello_timeout_ms)) {
+      AnswerError(
+          c, 0, 0,
+          Status::Unauthenticated("no Hello within ", options_.hello_timeout_ms, " ms"));
+      Close(c, "no Hello in time");
+    }
     if (c->closing.empty()) {
       ++it;
       continue;

@@ -100,6 +100,7 @@ struct Connection {
   std::string closing;       // why, once it must go
   bool wound_down = false;   // scans ended, receives cancelled
   bool peer_failed = false;  // UCX reported the client gone
+  std::chrono::steady_clock::time_point accepted_at;
   std::chrono::steady_clock::time_point closing_since;
   uint64_t want_tag = 0, free_tag = 0;
   UcxRequest want_recv, free_recv;

@@ -32,6 +32,7 @@ std::shared_ptr<RecordBatchReader> SomeRows() {
 
 std::unique_ptr<Server> StartServer() {
   ServerOptions o;
+  o.hello_timeout_ms = 1000;
   o.listen = "127.0.0.1:0";
   o.token = "secret";
   o.pool_size = 16 << 20;
@@ -209,6 +210,20 @@ TEST(TransportAttack, MalformedControlFramesAreRefusedByName) {
   }
   ExpectServing(*server);
   EXPECT_EQ(server->stats().pool_bytes_in_use, 0u);
+}
+
+TEST(TransportAttack, AConnectionThatNeverSaysHelloLosesItsSlot) {
+  auto server = StartServer();
+  RawPeer idle(server->port());
+  const std::string a = idle.Await(0);  // nothing sent: the server speaks first
+  EXPECT_NE(RawPeer::ErrorOf(a).find("no Hello within 1000 ms"), std::string::npos)
+      << RawPeer::ErrorOf(a);
+  EXPECT_TRUE(idle.WaitClosed());
+  for (int i = 0; i < 100 && server->stats().connections != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(server->stats().connections, 0u);
+  ExpectServing(*server);
 }
 
 TEST(TransportAttack, ForgedIdsAddressesAndCreditsAreRefused) {

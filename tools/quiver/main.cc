@@ -130,7 +130,7 @@ commands:
                                the config's credentials directory
   node --config F --id N       run a node daemon (same as quiverd)
   serve [--listen HOST:PORT] [--token-file F] [--pool-mib N]
-        [--table NAME=FILE]... [--generate NAME=ROWS]...
+        [--table NAME=FILE]... [--generate NAME=ROWS]... [--insecure-no-token]
                                load tables into DuckDB and answer scans over UCX
                                (Arrow's Dissociated IPC protocol) until interrupted
   scan HOST:PORT SQL [--token-file F] [--out FILE] [--limit N] [--min-rows N]

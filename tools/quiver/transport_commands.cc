@@ -63,6 +63,7 @@ int Serve(Args args) {
   const std::string listen = TakeOption(&args, "listen", "0.0.0.0:7878");
   auto token = ReadToken(TakeOption(&args, "token-file", ""));
   if (!token.ok()) return Fail("--token-file", token.status());
+  const bool no_token = TakeFlag(&args, "insecure-no-token");
   auto pool_mib = TakeCount(&args, "pool-mib", 256, 1 << 20);
   if (!pool_mib.ok()) return Fail("serve", pool_mib.status());
   std::vector<std::pair<std::string, std::string>> tables, generated;
@@ -85,7 +86,18 @@ int Serve(Args args) {
     std::fprintf(
         stderr,
         "usage: quiver serve [--listen HOST:PORT] [--token-file F] [--pool-mib N]\n"
-        "                    [--table NAME=FILE]... [--generate NAME=ROWS]...\n");
+        "                    [--table NAME=FILE]... [--generate NAME=ROWS]...\n"
+        "                    [--insecure-no-token]\n");
+    return kExitBadInput;
+  }
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  const bool loopback = host == "127.0.0.1" || host == "localhost" || host == "[::1]";
+  if (token->empty() && !loopback && !no_token) {
+    std::fprintf(
+        stderr,
+        "quiver: serve: listening on %s without a token would let anyone who "
+        "reaches it run SQL here: give --token-file F (or --insecure-no-token)\n",
+        Escape(listen).c_str());
     return kExitBadInput;
   }
   auto db = duckdb::Database::Open();
@@ -132,7 +144,6 @@ int Serve(Args args) {
   CatchInterrupts();
   auto server = transport::Server::Start(options, runner);
   if (!server.ok()) return Fail("serve", server.status());
-  const std::string host = listen.substr(0, listen.rfind(':'));
   std::printf("quiver serve: listening on %s:%u, %zu table(s)\n", host.c_str(),
               static_cast<unsigned>((*server)->port()), names.size());
   std::fflush(stdout);

@@ -40,6 +40,8 @@ struct ServerOptions {
   // Coalescing stops before a batch grows past this.
   uint64_t max_batch_bytes = uint64_t{32} << 20;
   size_t max_connections = 256;
+  // A connection that has not said Hello (with the token) by then is closed.
+  int64_t hello_timeout_ms = 10000;
   size_t max_scans_per_connection = 16;
   // UCX transports to use (UCX_TLS's syntax, e.g. "tcp"); empty: UCX's
   // choice (UCX_TLS if set).
