@@ -206,6 +206,27 @@ class StoreService final : public control::daemon::Service {
                        [this](const ObjectId& id) { return pending_.count(id) != 0; });
   }
 
+  // Un-reserves `id` (reserved here for a Create that failed), then `then`,
+  // once its directory node has answered (or failed to: the un-reservation
+  // is then retried with the others).
+  void UnreserveThen(const ObjectId& id, std::function<void()> then) {
+    const uint32_t dir = DirectoryNodeOf(id, node_.config);
+    if (dir == node_.id) {
+      ids_.Remove(id, node_.id);
+      return then();
+    }
+    wire::StoreIdsRequest req;
+    req.add_ids(id.Binary());
+    CallPeer(dir, Method::kStoreUnreserve, req.SerializeAsString(),
+             [this, dir, id, then = std::move(then)](Result<std::string> r) {
+               if (!r.ok()) {
+                 std::lock_guard<std::mutex> lock(mu_);
+                 retry_[dir].push_back(id);
+               }
+               then();
+             });
+  }
+
   // Un-reserves what left the table at the ids' directory nodes.
   void ForgetRemoved() { Unreserve(table_.TakeRemoved()); }
 
@@ -372,8 +393,10 @@ void HandleCreate(Node& node, const CallPtr& call, std::string_view payload) {
     svc->RemovePending(id);
     svc->ForgetRemoved();  // what eviction made room from
     if (!made.ok()) {
-      if (fresh) svc->Unreserve({id});
-      return call->Fail(made.status());
+      if (!fresh) return call->Fail(made.status());
+      // The caller tries the next node at once (placement): the id must be
+      // free at its directory node before the caller hears of the failure.
+      return svc->UnreserveThen(id, [call, st = made.status()] { call->Fail(st); });
     }
     const uint64_t address = made->address;
     auto reply = [svc, call, id, session, address, seal, contents](Status flushed) {
