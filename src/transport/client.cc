@@ -96,14 +96,8 @@ Status Client::Impl::Until(const std::function<bool()>& done, std::string_view w
 
 Result<wire::Frame> Client::Impl::Call(wire::Kind kind, std::string body,
                                        wire::Kind expect, std::string* storage) {
-  const uint64_t request = next_request_++;
-  send_bytes_.push_back(wire::EncodeFrame(kind, request, body));
-  ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
-  sends_.emplace_back(worker_->get(), ucp_am_send_nbx(ep_, wire::kAmControl, nullptr, 0,
-                                                      send_bytes_.back().data(),
-                                                      send_bytes_.back().size(), &p));
+  uint64_t request = 0;
+  QUIVER_RETURN_NOT_OK(Post(kind, std::move(body), &request));
   Status waited = Until([&] { return replies_.count(request) != 0; },
                         std::string("waiting for the answer to ") + wire::KindName(kind));
   // An answer that came before the connection ended (the server's reason
@@ -148,8 +142,10 @@ Status Client::Impl::Drain(uint64_t bodies) {
   return Status::OK();
 }
 
-Status Client::Impl::Post(wire::Kind kind, std::string body) {
-  send_bytes_.push_back(wire::EncodeFrame(kind, next_request_++, body));
+Status Client::Impl::Post(wire::Kind kind, std::string body, uint64_t* request) {
+  const uint64_t id = next_request_++;
+  if (request != nullptr) *request = id;
+  send_bytes_.push_back(wire::EncodeFrame(kind, id, body));
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;

@@ -27,8 +27,9 @@ class Client::Impl {
   Result<wire::Frame> Call(wire::Kind kind, std::string body, wire::Kind expect,
                            std::string* storage);
   Status SendTagged(uint64_t tag, std::string bytes);
-  // A control frame that expects no answer.
-  Status Post(wire::Kind kind, std::string body);
+  // Sends a control frame (its request id in `*request`, for Call, which
+  // waits for the answer).
+  Status Post(wire::Kind kind, std::string body, uint64_t* request = nullptr);
   // Progress until `done()`; IOError once the server is gone.
   Status Until(const std::function<bool()>& done, std::string_view what);
   Status Measure();
