@@ -88,7 +88,8 @@ void WriteSeeds(const char* dir) {
       {"credit", EncodeFrame(Kind::kCredit, 4, Encode(Credit{7, 2}))},
       {"error", EncodeFrame(Kind::kError, 0, Encode(Error{7, "boom"}))},
       {"stats", EncodeFrame(Kind::kStats, 5, {})},
-      {"stats_reply", EncodeFrame(Kind::kStatsReply, 5, Encode(StatsReply{1, 2, 3, 4}))},
+      {"stats_reply",
+       EncodeFrame(Kind::kStatsReply, 5, Encode(StatsReply{1, 2, 3, 4, 5}))},
       {"probe", EncodeFrame(Kind::kProbe, 6, Encode(Probe{65536, 99}))},
   };
   for (const auto& [name, bytes] : seeds) {

@@ -22,6 +22,7 @@ constexpr duckdb_state kDuckDBSuccess = 0;
 
 // duckdb_error_type: the values Quiver maps to its status codes.
 using duckdb_error_type = int32_t;
+constexpr duckdb_error_type kErrorInvalid = 0;
 constexpr duckdb_error_type kErrorNotImplemented = 11;
 constexpr duckdb_error_type kErrorCatalog = 13;
 constexpr duckdb_error_type kErrorFatal = 30;
@@ -52,6 +53,8 @@ using duckdb_init_info = OpaqueHandle*;
 using duckdb_function_info = OpaqueHandle*;
 using duckdb_value = OpaqueHandle*;
 using duckdb_vector = OpaqueHandle*;
+using duckdb_prepared_statement = OpaqueHandle*;
+using duckdb_pending_result = OpaqueHandle*;
 
 // duckdb_type: the one value Quiver creates a type from.
 using duckdb_type = int32_t;
@@ -106,6 +109,25 @@ struct Api {
   const char* (*column_name)(duckdb_result* result, idx_t column);
   duckdb_logical_type (*column_logical_type)(duckdb_result* result, idx_t column);
   duckdb_data_chunk (*fetch_chunk)(duckdb_result result);
+  // Streaming results: prepared, then executed as a pending streaming
+  // result, whose chunks fetch_chunk computes one at a time.
+  duckdb_state (*prepare)(duckdb_connection connection, const char* sql,
+                          duckdb_prepared_statement* out);
+  const char* (*prepare_error)(duckdb_prepared_statement prepared);
+  void (*destroy_prepare)(duckdb_prepared_statement* prepared);
+  duckdb_state (*pending_prepared_streaming)(duckdb_prepared_statement prepared,
+                                             duckdb_pending_result* out);
+  const char* (*pending_error)(duckdb_pending_result pending);
+  duckdb_state (*execute_pending)(duckdb_pending_result pending, duckdb_result* out);
+  void (*destroy_pending)(duckdb_pending_result* pending);
+  void (*interrupt)(duckdb_connection connection);
+  idx_t (*prepared_statement_column_count)(duckdb_prepared_statement prepared);
+  char* (*prepared_statement_column_name)(duckdb_prepared_statement prepared,
+                                          idx_t column);  // freed with free
+  duckdb_logical_type (*prepared_statement_column_logical_type)(
+      duckdb_prepared_statement prepared, idx_t column);
+  void (*connection_get_arrow_options)(duckdb_connection connection,
+                                       duckdb_arrow_options* out);
   // Types, values, chunks, vectors.
   duckdb_logical_type (*create_logical_type)(duckdb_type type);
   void (*destroy_logical_type)(duckdb_logical_type* type);

@@ -50,6 +50,27 @@ Status Connection::State::Query(const std::string& sql, capi::duckdb_result* out
   return st;
 }
 
+Status Connection::State::PrepareStreaming(const std::string& sql,
+                                           capi::duckdb_prepared_statement* prepared,
+                                           capi::duckdb_pending_result* pending) const {
+  *prepared = nullptr;
+  *pending = nullptr;
+  Status st;
+  if (api().prepare(conn, sql.c_str(), prepared) != capi::kDuckDBSuccess) {
+    st = FromDuckDBError(capi::kErrorInvalid, api().prepare_error(*prepared),
+                         "DuckDB query failed");
+  } else if (api().pending_prepared_streaming(*prepared, pending) !=
+             capi::kDuckDBSuccess) {
+    st = FromDuckDBError(capi::kErrorInvalid, api().pending_error(*pending),
+                         "DuckDB query failed");
+  }
+  if (!st.ok()) {
+    api().destroy_pending(pending);
+    api().destroy_prepare(prepared);
+  }
+  return st;
+}
+
 Connection::State::~State() {
   if (conn != nullptr) api().disconnect(&conn);
 }
@@ -99,6 +120,37 @@ Result<std::shared_ptr<RecordBatchReader>> Connection::QueryArrow(std::string_vi
   QUIVER_RETURN_NOT_OK(QueryArrowStream(sql, &stream));
   return ImportRecordBatchReader(&stream);
 }
+
+namespace {
+
+// A streaming result's reader, which Cancel interrupts in DuckDB.
+class StreamingReader : public RecordBatchReader {
+ public:
+  StreamingReader(std::shared_ptr<const Connection::State> state,
+                  std::shared_ptr<RecordBatchReader> inner)
+      : state_(std::move(state)), inner_(std::move(inner)) {}
+  SchemaPtr schema() const override { return inner_->schema(); }
+  Result<RecordBatchPtr> Next() override { return inner_->Next(); }
+  void Cancel() override { state_->api().interrupt(state_->conn); }
+
+ private:
+  std::shared_ptr<const Connection::State> state_;
+  std::shared_ptr<RecordBatchReader> inner_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<RecordBatchReader>> Connection::StreamArrow(std::string_view sql) {
+  capi::duckdb_prepared_statement prepared;
+  capi::duckdb_pending_result pending;
+  QUIVER_RETURN_NOT_OK(state_->PrepareStreaming(std::string(sql), &prepared, &pending));
+  ArrowArrayStream stream;
+  QUIVER_RETURN_NOT_OK(ExportPendingStream(state_, prepared, pending, &stream));
+  QUIVER_ASSIGN_OR_RAISE(auto inner, ImportRecordBatchReader(&stream));
+  return std::make_shared<StreamingReader>(state_, std::move(inner));
+}
+
+void Connection::Interrupt() { state_->api().interrupt(state_->conn); }
 
 Result<TablePtr> Connection::QueryTable(std::string_view sql) {
   ArrowArrayStream stream;

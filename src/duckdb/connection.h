@@ -73,6 +73,17 @@ class Connection {
   // The same result imported into Quiver (zero-copy: the batches' buffers
   // are DuckDB's, released when the last of them goes).
   Result<std::shared_ptr<RecordBatchReader>> QueryArrow(std::string_view sql);
+  // Runs one statement as DuckDB's streaming result: each batch is computed
+  // when the reader asks for it, so a result larger than memory can be
+  // read (the server of docs/transport.md serves queries this way), and the
+  // reader's Cancel interrupts the query. Until the reader is exhausted or
+  // destroyed the connection must run nothing else (DuckDB closes an open
+  // streaming result when it does).
+  Result<std::shared_ptr<RecordBatchReader>> StreamArrow(std::string_view sql);
+  // Asks DuckDB to stop what this connection is running: the query, or the
+  // next fetch of a streaming result, fails as Cancelled. Safe from any
+  // thread.
+  void Interrupt();
   // Every batch of QueryArrow gathered into a table.
   Result<TablePtr> QueryTable(std::string_view sql);
 

@@ -46,6 +46,18 @@ Status ResolveAll(void* h, const std::string& path, capi::Api* api) {
   QUIVER_DUCKDB_RESOLVE(column_name);
   QUIVER_DUCKDB_RESOLVE(column_logical_type);
   QUIVER_DUCKDB_RESOLVE(fetch_chunk);
+  QUIVER_DUCKDB_RESOLVE(prepare);
+  QUIVER_DUCKDB_RESOLVE(prepare_error);
+  QUIVER_DUCKDB_RESOLVE(destroy_prepare);
+  QUIVER_DUCKDB_RESOLVE(pending_prepared_streaming);
+  QUIVER_DUCKDB_RESOLVE(pending_error);
+  QUIVER_DUCKDB_RESOLVE(execute_pending);
+  QUIVER_DUCKDB_RESOLVE(destroy_pending);
+  QUIVER_DUCKDB_RESOLVE(interrupt);
+  QUIVER_DUCKDB_RESOLVE(prepared_statement_column_count);
+  QUIVER_DUCKDB_RESOLVE(prepared_statement_column_name);
+  QUIVER_DUCKDB_RESOLVE(prepared_statement_column_logical_type);
+  QUIVER_DUCKDB_RESOLVE(connection_get_arrow_options);
   QUIVER_DUCKDB_RESOLVE(create_logical_type);
   QUIVER_DUCKDB_RESOLVE(destroy_logical_type);
   QUIVER_DUCKDB_RESOLVE(get_varchar);

@@ -370,6 +370,7 @@ Result<ServerStats> Client::Stats() {
   s.scans = r.scans;
   s.pool_bytes_in_use = r.pool_bytes_in_use;
   s.bodies_in_flight = r.bodies_in_flight;
+  s.sends = r.sends;
   return s;
 }
 

@@ -122,6 +122,7 @@ void Server::Impl::UpdateStats() {
   ServerStats s;
   s.connections = connections_.size();
   s.scans = scans_.size() + ending_.size();
+  s.sends = sends_.size();
   for (const auto& [id, scan] : scans_) {
     std::lock_guard<std::mutex> lock(scan->mu);
     s.bodies_in_flight += scan->in_flight;
@@ -355,6 +356,7 @@ void Server::Impl::HandleFrame(Connection* c, std::string_view bytes) {
       r.scans = st.scans;
       r.pool_bytes_in_use = st.pool_bytes_in_use;
       r.bodies_in_flight = st.bodies_in_flight;
+      r.sends = st.sends;
       return Answer(c, wire::Kind::kStatsReply, f.request, wire::Encode(r));
     }
     case wire::Kind::kProbe: {
@@ -474,6 +476,7 @@ void Server::Impl::SendTagged(Connection* c, uint64_t tag, std::string_view byte
   s->bytes = std::move(owned);
   s->block = std::move(block);
   s->connection = c->id;
+  s->on_data_ep = true;
   const void* data = s->bytes.empty() ? bytes.data() : s->bytes.data();
   const size_t size = s->bytes.empty() ? bytes.size() : s->bytes.size();
   ucp_request_param_t p{};
@@ -487,6 +490,7 @@ void Server::Impl::SendMetadata(Connection* c, uint64_t scan, std::string bytes)
   s->header = scan;
   s->bytes = std::move(bytes);
   s->connection = c->id;
+  s->on_data_ep = true;
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   p.flags = UCP_AM_SEND_FLAG_EAGER;
@@ -561,8 +565,25 @@ bool Server::Impl::PumpScans() {
 
 bool Server::Impl::PollSends() {
   bool busy = false;
+  const auto now = std::chrono::steady_clock::now();
   for (auto it = sends_.begin(); it != sends_.end();) {
     const ucs_status_t st = (*it)->request.Check();
+    if (st == UCS_INPROGRESS && (*it)->on_data_ep &&
+        connections_.count((*it)->connection) == 0) {
+      // The data endpoint was closed by force (it has no error handling:
+      // UCX cannot cancel what is in flight on it) and a body sent by
+      // rendezvous to a dead client never completes. No one can read it
+      // any more: its block goes back to the pool now (the pool stays
+      // mapped, so a late read by UCX is harmless), the request and its
+      // bytes after a grace period.
+      PendingSend& s = **it;
+      s.block.reset();
+      if (!s.orphaned_since) s.orphaned_since = now;
+      if (now - *s.orphaned_since > std::chrono::seconds(2)) {
+        it = sends_.erase(it);
+        continue;
+      }
+    }
     if (st == UCS_INPROGRESS) {
       ++it;
       continue;
@@ -584,7 +605,11 @@ void Server::Impl::Close(Connection* c, std::string why) {
 }
 
 void Server::Impl::EndScan(Scan* s) {
-  s->cancelled = true;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->cancelled = true;
+    if (s->reader != nullptr) s->reader->Cancel();
+  }
   s->cv.notify_all();
   auto c = connections_.find(s->connection);
   if (c != connections_.end()) {
@@ -639,9 +664,12 @@ bool Server::Impl::Reap() {
     // why): a flushing close. A dead one: force.
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = c->peer_failed || stop_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    // The data endpoint always by force: what is still in flight on it
+    // is for a scan that has ended, and without error handling UCX could
+    // not flush it to a dead client.
     for (ucp_ep_h ep : {c->ep, c->data_ep}) {
       if (ep == nullptr) continue;
+      p.flags = c->peer_failed || stop_ || ep == c->data_ep ? UCP_EP_CLOSE_FLAG_FORCE : 0;
       closing_eps_.emplace_back(worker_->get(), ucp_ep_close_nbx(ep, &p));
       by_ep_.erase(ep);
     }

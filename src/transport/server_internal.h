@@ -64,6 +64,9 @@ struct Scan {
   // Guarded by mu.
   std::deque<Message> outbox;
   std::optional<Status> ready;  // the query ran (or failed)
+  // The query's result while the producer reads it: ending the scan
+  // cancels it, so a long query stops rather than runs on for no one.
+  std::shared_ptr<RecordBatchReader> reader;
   bool producer_done = false;
   uint32_t in_flight = 0;  // bodies pushed and not yet taken or freed
   uint64_t in_flight_bytes = 0;
@@ -116,6 +119,9 @@ struct PendingSend {
   std::string bytes;
   std::shared_ptr<Block> block;
   uint64_t connection = 0;
+  bool on_data_ep = false;
+  // When the connection went while this was still in flight (see PollSends).
+  std::optional<std::chrono::steady_clock::time_point> orphaned_since;
 };
 
 class Server::Impl {

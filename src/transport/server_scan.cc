@@ -66,12 +66,22 @@ void Push(Scan* s, Message m) {
 
 void Server::Impl::Produce(Scan* s) {
   auto reader = runner_(s->request.sql, s->request.dataset);
+  if (reader.ok()) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->reader = *reader;
+    if (s->cancelled) (*reader)->Cancel();
+  }
+  // The scan is ready once its first batch is (a runner may run the query
+  // lazily, as DuckDB's streaming results do): a query that fails at once
+  // fails init_scan with its error, and ending the scan meanwhile cancels
+  // the query through the reader.
+  Result<RecordBatchPtr> first = reader.ok() ? (*reader)->Next() : reader.status();
   {
     std::lock_guard<std::mutex> lock(s->mu);
-    s->ready = reader.status();
+    s->ready = first.status();
   }
   worker_->Wake();
-  Status st = !reader.ok() ? Status::OK() : [&]() -> Status {
+  Status st = !first.ok() ? Status::OK() : [&]() -> Status {
     auto cancelled = [s] { return s->cancelled.load(); };
     QUIVER_ASSIGN_OR_RAISE(auto writer, dis::StreamWriter::Make((*reader)->schema(),
                                                                 dis::BodyType::kPacked));
@@ -79,13 +89,20 @@ void Server::Impl::Produce(Scan* s) {
     Push(s, Of(std::move(begin), nullptr));
     worker_->Wake();
     bool end = false;
+    bool first_pending = true;
     while (!end && !cancelled()) {
       std::vector<RecordBatchPtr> chunks;
       int64_t rows = 0;
       uint64_t bytes = 64;
       while (static_cast<uint64_t>(rows) < std::max<uint64_t>(s->request.min_rows, 1) &&
              bytes < options_.max_batch_bytes) {
-        QUIVER_ASSIGN_OR_RAISE(auto b, (*reader)->Next());
+        RecordBatchPtr b;
+        if (first_pending) {
+          b = std::move(*first);
+          first_pending = false;
+        } else {
+          QUIVER_ASSIGN_OR_RAISE(b, (*reader)->Next());
+        }
         if (b == nullptr) {
           end = true;
           break;
@@ -138,6 +155,7 @@ void Server::Impl::Produce(Scan* s) {
   }
   {
     std::lock_guard<std::mutex> lock(s->mu);
+    s->reader = nullptr;
     s->producer_done = true;
   }
   worker_->Wake();

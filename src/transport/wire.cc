@@ -259,6 +259,7 @@ std::string Encode(const StatsReply& m) {
       .Int(m.scans)
       .Int(m.pool_bytes_in_use)
       .Int(m.bodies_in_flight)
+      .Int(m.sends)
       .Take();
 }
 
@@ -269,6 +270,7 @@ Result<StatsReply> DecodeStatsReply(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("scans", &m.scans));
   QUIVER_RETURN_NOT_OK(r.Int("pool_bytes_in_use", &m.pool_bytes_in_use));
   QUIVER_RETURN_NOT_OK(r.Int("bodies_in_flight", &m.bodies_in_flight));
+  QUIVER_RETURN_NOT_OK(r.Int("sends", &m.sends));
   QUIVER_RETURN_NOT_OK(r.End());
   return m;
 }

@@ -112,6 +112,7 @@ struct StatsReply {
   uint64_t scans = 0;
   uint64_t pool_bytes_in_use = 0;
   uint64_t bodies_in_flight = 0;
+  uint64_t sends = 0;
 };
 struct Probe {
   uint64_t length = 0;

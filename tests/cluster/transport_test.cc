@@ -166,36 +166,48 @@ TEST_F(TransportProcesses, AClientKilledMidScanLeavesTheServerAtItsBaseline) {
   transport::ClientOptions o;
   o.token = "transport-test-token";
   ASSERT_OK_AND_ASSIGN(auto watcher, transport::Client::Connect("127.0.0.1:" + port_, o));
+  // No memory held, no scan, no connection but the watcher's, nothing in
+  // flight but (perhaps) the answer to the watcher's last question.
+  auto at_baseline = [&] {
+    transport::ServerStats after;
+    const bool ok = Eventually(
+        [&] {
+          auto s = watcher->Stats();
+          if (!s.ok()) return false;
+          after = *s;
+          return after.pool_bytes_in_use == 0 && after.scans == 0 &&
+                 after.connections == 1 && after.sends <= 1;
+        },
+        5000);
+    EXPECT_TRUE(ok) << "pool bytes " << after.pool_bytes_in_use << ", scans "
+                    << after.scans << ", connections " << after.connections << ", sends "
+                    << after.sends;
+  };
   for (const std::string bodies : {"packed", "addresses"}) {
     SCOPED_TRACE(bodies);
-    // One batch at a time: the client is always in the middle of the scan
-    // when the first batch has arrived.
+    // One batch at a time, of a result of 15 billion rows: the client is in
+    // the middle of the scan whenever it is killed. `exec`: the pid killed
+    // is the client's, not a shell's.
     Child scan = Child::Start(
         {"sh", "-c",
-         BinaryPath("quiver") + " scan 127.0.0.1:" + port_ +
-             " 'SELECT * FROM t, range(20)' --token-file " + token_ + " --bodies " +
+         "exec " + BinaryPath("quiver") + " scan 127.0.0.1:" + port_ +
+             " 'SELECT * FROM t, range(100000)' --token-file " + token_ + " --bodies " +
              bodies + " --window 1 --min-rows 10000 --progress --limit 0 2>&1"});
     ASSERT_FALSE(scan.WaitForLine("batch 2:", 60000).empty()) << scan.output();
     ASSERT_OK_AND_ASSIGN(auto during, watcher->Stats());
     EXPECT_EQ(during.scans, 1u);  // the scan is open on the server
     scan.Kill(SIGKILL);
     scan.Finish(10000);
-    transport::ServerStats after;
-    EXPECT_TRUE(Eventually(
-        [&] {
-          auto s = watcher->Stats();
-          if (!s.ok()) return false;
-          after = *s;
-          return after.pool_bytes_in_use == 0 && after.scans == 0 &&
-                 after.connections == 1;
-        },
-        5000))
-        << "pool bytes " << after.pool_bytes_in_use << ", scans " << after.scans
-        << ", connections " << after.connections;
+    EXPECT_EQ(scan.output().find("quiver scan:"), std::string::npos)
+        << "the scan ended before it was killed:\n"
+        << scan.output();
+    at_baseline();
   }
-  // And the server still serves.
+  // The server still serves, and is back at its baseline once a client
+  // that ends normally has gone.
   ExpectSameRows(Scan("127.0.0.1", "SELECT * FROM t ORDER BY id", "measure"),
                  Local(Query()));
+  at_baseline();
 }
 
 TEST_F(TransportProcesses, AServerKilledMidScanIsAnErrorForItsClientNotAHang) {

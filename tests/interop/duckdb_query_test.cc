@@ -3,8 +3,11 @@
 // in C++), every batch ValidateFull()ed, and the import shown zero-copy.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
+#include <thread>
 
+#include "common/status_macros.h"
 #include "duckdb_test_util.h"
 
 namespace quiver {
@@ -296,6 +299,86 @@ TEST_F(DuckDBQueryTest, ResultsOutliveTheConnection) {
   EXPECT_EQ((*all)[0]->column(0)->length(), (*all)[0]->num_rows());
   EXPECT_EQ(CanonColumn(*ChunkedArray::Make({(*all)[0]->column(0)}).ValueOrDie())[7],
             "7");
+}
+
+// A streaming query computes each batch when it is asked for: a result of
+// ten trillion rows is read from its start (a materialized one would never
+// come back), and equals the materialized result where both finish.
+TEST_F(DuckDBQueryTest, StreamedResultsComeBatchByBatch) {
+  ASSERT_OK_AND_ASSIGN(auto reader,
+                       conn_->StreamArrow("SELECT i FROM range(10000000000000) t(i)"));
+  int64_t next = 0;
+  for (int b = 0; b < 3; ++b) {
+    ASSERT_OK_AND_ASSIGN(auto batch, reader->Next());
+    ASSERT_NE(batch, nullptr);
+    ASSERT_OK(batch->ValidateFull());
+    ASSERT_EQ(batch->column(0)->type()->id(), TypeId::kInt64);
+    const int64_t* values = batch->column_data()[0]->GetValues<int64_t>(1);
+    for (int64_t r = 0; r < batch->num_rows(); ++r) ASSERT_EQ(values[r], next++);
+  }
+  EXPECT_GT(next, 0);
+  reader = nullptr;  // the unfinished stream goes; the connection serves again
+
+  const std::string sql = "SELECT i, i % 7 AS m, 'v' || i AS s FROM range(50000) t(i)";
+  ASSERT_OK_AND_ASSIGN(auto streamed, conn_->StreamArrow(sql));
+  ASSERT_OK_AND_ASSIGN(auto batches, streamed->ReadAll());
+  ASSERT_OK_AND_ASSIGN(auto a, Table::FromRecordBatches(batches, streamed->schema()));
+  ASSERT_OK_AND_ASSIGN(auto b, Query(sql));
+  EXPECT_TRUE(a->Equals(*b));
+}
+
+TEST_F(DuckDBQueryTest, StreamedQueryErrorsCarryDuckDBsMessage) {
+  auto parse = conn_->StreamArrow("SELEC 1");
+  ASSERT_FALSE(parse.ok());
+  EXPECT_NE(parse.status().message().find("Parser Error"), std::string::npos)
+      << parse.status().ToString();
+  auto two = conn_->StreamArrow("SELECT 1; SELECT 2");
+  ASSERT_FALSE(two.ok());
+  // An error met while computing a batch fails that Next.
+  ASSERT_OK_AND_ASSIGN(
+      auto reader,
+      conn_->StreamArrow("SELECT CAST(CASE WHEN i < 100000 THEN '1' ELSE 'x' END AS "
+                         "INTEGER) AS v FROM range(200000) t(i)"));
+  Status st;
+  while (st.ok()) {
+    auto batch = reader->Next();
+    if (!batch.ok()) {
+      st = batch.status();
+      break;
+    }
+    ASSERT_NE(*batch, nullptr) << "the conversion error never came";
+  }
+  EXPECT_NE(st.message().find("Conversion Error"), std::string::npos) << st.ToString();
+}
+
+// Cancel, from another thread, stops a query whose first batch would take
+// hours (an aggregate over ten trillion rows): Next fails as Cancelled.
+TEST_F(DuckDBQueryTest, CancelInterruptsAStreamedQuery) {
+  ASSERT_OK_AND_ASSIGN(
+      auto reader, conn_->StreamArrow("SELECT sum(i) FROM range(10000000000000) t(i)"));
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    reader->Cancel();
+  });
+  auto batch = reader->Next();
+  canceller.join();
+  ASSERT_FALSE(batch.ok());
+  EXPECT_NE(batch.status().message().find("nterrupt"), std::string::npos)
+      << batch.status().ToString();
+  // The connection runs the next query.
+  ASSERT_OK_AND_ASSIGN(auto table, Query("SELECT 42 AS x"));
+  EXPECT_EQ(table->num_rows(), 1);
+  reader = nullptr;
+  // Cancelled before it ran: it never runs.
+  ASSERT_OK_AND_ASSIGN(
+      reader, conn_->StreamArrow("SELECT sum(i) FROM range(10000000000000) t(i)"));
+  EXPECT_EQ(reader->schema()->ToString(),
+            quiver::schema({field("sum(i)", decimal128(38, 0))})->ToString());
+  reader->Cancel();
+  auto never = reader->Next();
+  ASSERT_FALSE(never.ok());
+  EXPECT_NE(never.status().message().find("nterrupt"), std::string::npos)
+      << never.status().ToString();
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "ipc/ipc_test_util.h"
@@ -20,9 +22,39 @@ using ipc::test::RandomBatch;
 // runner below serves slices of one batch.
 std::vector<TypePtr> Types() { return ipc::test::AllTypes(); }
 
+// A query that never produces a batch until it is cancelled, as a long
+// aggregate would: Next waits for Cancel, then fails as Cancelled.
+class EndlessReader : public RecordBatchReader {
+ public:
+  EndlessReader(SchemaPtr schema, std::atomic<int>* cancels)
+      : schema_(std::move(schema)), cancels_(cancels) {}
+  SchemaPtr schema() const override { return schema_; }
+  Result<RecordBatchPtr> Next() override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return cancelled_; });
+    return Status::Cancelled("the query was interrupted");
+  }
+  void Cancel() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+    }
+    ++*cancels_;
+    cv_.notify_all();
+  }
+
+ private:
+  SchemaPtr schema_;
+  std::atomic<int>* cancels_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool cancelled_ = false;
+};
+
 struct Fixture {
   std::vector<RecordBatchPtr> chunks;  // what the runner serves, in order
   std::atomic<int> runs{0};
+  std::atomic<int> cancels{0};  // of "endless" queries
   std::unique_ptr<Server> server;
 
   explicit Fixture(int64_t rows = 5000, int64_t chunk = 700, ServerOptions options = {}) {
@@ -42,6 +74,9 @@ struct Fixture {
               if (sql == "fail") return Status::Invalid("no such table: fail");
               if (sql == "empty") {
                 return RecordBatchReader::FromBatches(chunks[0]->schema(), {});
+              }
+              if (sql == "endless") {
+                return std::make_shared<EndlessReader>(chunks[0]->schema(), &cancels);
               }
               return RecordBatchReader::FromBatches(chunks[0]->schema(), chunks);
             })
@@ -117,6 +152,30 @@ TEST(Transport, QueryErrorsComeBackFromInitScanAndEmptyResultsEndAtOnce) {
   // A scan id of another connection, or none at all.
   EXPECT_FALSE(client->Finalize(scan).ok());
   EXPECT_FALSE(client->Finalize(987654).ok());
+}
+
+// A client that goes while its query is still running (init_scan has not
+// answered) cancels the query: the server does not compute on for no one.
+TEST(Transport, AClientThatGoesMidQueryCancelsIt) {
+  Fixture f;
+  {
+    ClientOptions o = WithMode(BodyMode::kPacked);
+    o.timeout_ms = 300;
+    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(f.address(), o));
+    auto scan = client->InitScan("endless");
+    ASSERT_FALSE(scan.ok());
+  }
+  ASSERT_OK_AND_ASSIGN(auto watcher,
+                       Client::Connect(f.address(), WithMode(BodyMode::kPacked)));
+  ServerStats stats;
+  for (int i = 0; i < 500; ++i) {
+    ASSERT_OK_AND_ASSIGN(stats, watcher->Stats());
+    if (stats.scans == 0 && stats.connections == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(stats.scans, 0u);
+  EXPECT_EQ(stats.connections, 1u);
+  EXPECT_EQ(f.cancels.load(), 1);
 }
 
 TEST(Transport, WrongTokenIsRefusedByName) {

@@ -135,7 +135,9 @@ int Serve(Args args) {
       return Status::NotFound("no dataset '", dataset, "' on this server");
     }
     QUIVER_ASSIGN_OR_RAISE(auto c, duckdb::Connection::Open(database));
-    return c->QueryArrow(sql);
+    // Streamed: a result larger than the server's memory is served batch
+    // by batch, and a scan that ends early interrupts its query.
+    return c->StreamArrow(sql);
   };
   transport::ServerOptions options;
   options.listen = listen;

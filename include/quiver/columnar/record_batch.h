@@ -64,6 +64,10 @@ class RecordBatchReader {
   virtual SchemaPtr schema() const = 0;
   // The next batch, or nullptr once the source is exhausted.
   virtual Result<RecordBatchPtr> Next() = 0;
+  // Asks the source to stop early, from any thread: a Next running or to
+  // come may then fail as Cancelled. Readers whose source cannot be
+  // stopped ignore it (the default).
+  virtual void Cancel() {}
   // Every remaining batch.
   Result<std::vector<RecordBatchPtr>> ReadAll();
   // A reader over batches held in memory (all must have `schema`).

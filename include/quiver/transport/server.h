@@ -53,6 +53,7 @@ struct ServerStats {
   uint64_t scans = 0;
   uint64_t pool_bytes_in_use = 0;
   uint64_t bodies_in_flight = 0;  // sent, not yet taken or freed by the client
+  uint64_t sends = 0;             // UCX sends not yet complete
 };
 
 class Server {
