@@ -148,8 +148,8 @@ ArrayPtr MakeArray(ArrayDataPtr data) {
       return std::make_shared<FloatArray>(std::move(data));
     case TypeId::kDouble:
       return std::make_shared<DoubleArray>(std::move(data));
-    case TypeId::kDecimal128:
-      return std::make_shared<Decimal128Array>(std::move(data));
+    case TypeId::kDecimal:
+      return std::make_shared<DecimalArray>(std::move(data));
     case TypeId::kDate32:
       return std::make_shared<Date32Array>(std::move(data));
     case TypeId::kDate64:

@@ -157,7 +157,7 @@ void BooleanBuilder::Reset() {
 
 FixedSizeBinaryBuilder::FixedSizeBinaryBuilder(TypePtr type, MemoryPool* pool)
     : ArrayBuilder(std::move(type), pool), bytes_(pool_) {
-  if (type_->id() != TypeId::kFixedSizeBinary && type_->id() != TypeId::kDecimal128 &&
+  if (type_->id() != TypeId::kFixedSizeBinary && type_->id() != TypeId::kDecimal &&
       type_->id() != TypeId::kInterval) {
     Status::TypeError("FixedSizeBinaryBuilder for type ", type_->ToString()).Abort();
   }
@@ -256,20 +256,29 @@ Status IntervalBuilder::Append(const MonthDayNanoInterval& v) {
   return Append(bytes);
 }
 
-Decimal128Builder::Decimal128Builder(TypePtr type, MemoryPool* pool)
+DecimalBuilder::DecimalBuilder(TypePtr type, MemoryPool* pool)
     : FixedSizeBinaryBuilder(std::move(type), pool) {
-  if (type_->id() != TypeId::kDecimal128) {
-    Status::TypeError("Decimal128Builder for type ", type_->ToString()).Abort();
+  if (type_->id() != TypeId::kDecimal) {
+    Status::TypeError("DecimalBuilder for type ", type_->ToString()).Abort();
   }
 }
 
-Status Decimal128Builder::Append(const Decimal128& value) {
+Status DecimalBuilder::Append(const Decimal128& value) {
   if (value.NumDigits() > type_->precision()) {
     return Status::Invalid("decimal value ", value.ToString(type_->scale()),
                            " does not fit ", type_->ToString());
   }
-  uint8_t bytes[16];
-  value.ToBytes(bytes);
+  uint8_t bytes[32];
+  StoreDecimal(value, byte_width_, bytes);
+  return FixedSizeBinaryBuilder::Append(bytes);
+}
+
+Status DecimalBuilder::AppendString(std::string_view text) {
+  uint8_t bytes[32];
+  QUIVER_RETURN_NOT_OK(ParseDecimal(text, type_->scale(), byte_width_, bytes));
+  if (DecimalDigits(bytes, byte_width_) > type_->precision()) {
+    return Status::Invalid("decimal value ", text, " does not fit ", type_->ToString());
+  }
   return FixedSizeBinaryBuilder::Append(bytes);
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 bool IsDictionaryValueType(TypeId id) {
   return IsInteger(id) || IsFloating(id) || IsBaseBinary(id) ||
-         id == TypeId::kFixedSizeBinary || id == TypeId::kDecimal128 ||
+         id == TypeId::kFixedSizeBinary || id == TypeId::kDecimal ||
          id == TypeId::kDate32 || id == TypeId::kDate64 || id == TypeId::kTime32 ||
          id == TypeId::kTime64 || id == TypeId::kTimestamp || id == TypeId::kDuration;
 }
@@ -81,7 +81,7 @@ Status AppendRaw(ArrayBuilder* builder, std::string_view bytes) {
     }
     return static_cast<BaseBinaryBuilder<int32_t>*>(builder)->Append(bytes);
   }
-  if (id == TypeId::kFixedSizeBinary || id == TypeId::kDecimal128) {
+  if (id == TypeId::kFixedSizeBinary || id == TypeId::kDecimal) {
     return static_cast<FixedSizeBinaryBuilder*>(builder)->Append(bytes);
   }
   // Fixed-width numeric: every NumericBuilder appends the same way through
@@ -205,7 +205,7 @@ Status DictionaryBuilder::Append(std::string_view value) {
   const TypePtr& vt = type_->value_type();
   const TypeId id = vt->id();
   if (IsBaseBinary(id)) return AppendMemo(value);
-  if (id == TypeId::kFixedSizeBinary || id == TypeId::kDecimal128) {
+  if (id == TypeId::kFixedSizeBinary || id == TypeId::kDecimal) {
     if (static_cast<int64_t>(value.size()) != vt->byte_width()) {
       return Status::Invalid("dictionary value of ", value.size(), " bytes for ",
                              vt->ToString());
@@ -241,15 +241,16 @@ Status DictionaryBuilder::Append(double value) {
 
 Status DictionaryBuilder::Append(const Decimal128& value) {
   const TypePtr& vt = type_->value_type();
-  if (vt->id() != TypeId::kDecimal128) {
+  if (vt->id() != TypeId::kDecimal) {
     return Status::TypeError("Append(Decimal128) on a dictionary of ", vt->ToString());
   }
   if (value.NumDigits() > vt->precision()) {
     return Status::Invalid("decimal value does not fit ", vt->ToString());
   }
-  char bytes[16];
-  value.ToBytes(reinterpret_cast<uint8_t*>(bytes));
-  return AppendMemo({bytes, 16});
+  char bytes[32];
+  const int width = vt->byte_width();
+  StoreDecimal(value, width, reinterpret_cast<uint8_t*>(bytes));
+  return AppendMemo({bytes, static_cast<size_t>(width)});
 }
 
 Status DictionaryBuilder::AppendIndices(const int64_t* indices, int64_t n,
@@ -392,8 +393,8 @@ Result<std::unique_ptr<ArrayBuilder>> MakeBuilder(const TypePtr& type, MemoryPoo
       return B(new FloatBuilder(type, pool));
     case TypeId::kDouble:
       return B(new DoubleBuilder(type, pool));
-    case TypeId::kDecimal128:
-      return B(new Decimal128Builder(type, pool));
+    case TypeId::kDecimal:
+      return B(new DecimalBuilder(type, pool));
     case TypeId::kDate32:
       return B(new Date32Builder(type, pool));
     case TypeId::kDate64:

@@ -180,9 +180,9 @@ void AppendScalar(const ArrayData& d, int64_t i, std::string* out) {
       return AppendFixed<float>(d, i, out);
     case TypeId::kDouble:
       return AppendFixed<double>(d, i, out);
-    case TypeId::kDecimal128:
-      out->append(
-          Decimal128::FromBytes(d.GetBuffer(1) + pos * 16).ToString(d.type->scale()));
+    case TypeId::kDecimal:
+      out->append(FormatDecimal(d.GetBuffer(1) + pos * d.type->byte_width(),
+                                d.type->byte_width(), d.type->scale()));
       return;
     case TypeId::kInterval:
       out->append(FormatInterval(d.type->interval_unit(),

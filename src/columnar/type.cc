@@ -92,7 +92,7 @@ bool IsFloating(TypeId id) {
 bool IsPrimitive(TypeId id) {
   switch (id) {
     case TypeId::kBool:
-    case TypeId::kDecimal128:
+    case TypeId::kDecimal:
     case TypeId::kDate32:
     case TypeId::kDate64:
     case TypeId::kTime32:
@@ -168,8 +168,8 @@ int DataType::bit_width() const {
     case TypeId::kTimestamp:
     case TypeId::kDuration:
       return 64;
-    case TypeId::kDecimal128:
-      return 128;
+    case TypeId::kDecimal:
+      return size_param_;
     case TypeId::kInterval:
       return interval_unit() == IntervalUnit::kYearMonth ? 32
              : interval_unit() == IntervalUnit::kDayTime ? 64
@@ -214,8 +214,9 @@ bool DataType::Equals(const DataType& other, bool check_metadata) const {
       return unit_ == other.unit_;
     case TypeId::kTimestamp:
       return unit_ == other.unit_ && tz_ == other.tz_;
-    case TypeId::kDecimal128:
-      return precision_ == other.precision_ && scale_ == other.scale_;
+    case TypeId::kDecimal:
+      return precision_ == other.precision_ && scale_ == other.scale_ &&
+             size_param_ == other.size_param_;
     case TypeId::kFixedSizeBinary:
     case TypeId::kInterval:
       return size_param_ == other.size_param_;
@@ -268,8 +269,8 @@ std::string DataType::name() const {
       return "float";
     case TypeId::kDouble:
       return "double";
-    case TypeId::kDecimal128:
-      return "decimal128";
+    case TypeId::kDecimal:
+      return "decimal" + std::to_string(size_param_);
     case TypeId::kDate32:
       return "date32";
     case TypeId::kDate64:
@@ -313,8 +314,8 @@ std::string DataType::name() const {
 std::string DataType::ToString() const {
   std::ostringstream ss;
   switch (id_) {
-    case TypeId::kDecimal128:
-      ss << "decimal128(" << precision_ << ", " << scale_ << ")";
+    case TypeId::kDecimal:
+      ss << "decimal" << size_param_ << "(" << precision_ << ", " << scale_ << ")";
       break;
     case TypeId::kDate32:
       ss << "date32[day]";
@@ -474,23 +475,56 @@ QUIVER_SINGLETON_TYPE(binary, TypeId::kBinary)
 QUIVER_SINGLETON_TYPE(large_binary, TypeId::kLargeBinary)
 #undef QUIVER_SINGLETON_TYPE
 
-Result<TypePtr> MakeDecimal128(int32_t precision, int32_t scale) {
-  if (precision < 1 || precision > 38) {
-    return Status::Invalid("decimal128 precision must be in [1, 38], got ", precision);
+int32_t MaxDecimalPrecision(int bit_width) {
+  switch (bit_width) {
+    case 32:
+      return 9;
+    case 64:
+      return 18;
+    case 128:
+      return 38;
+    case 256:
+      return 76;
+    default:
+      return 0;
+  }
+}
+
+Result<TypePtr> MakeDecimal(int bit_width, int32_t precision, int32_t scale) {
+  const int32_t max = MaxDecimalPrecision(bit_width);
+  if (max == 0) {
+    return Status::Invalid("a decimal is 32, 64, 128 or 256 bits wide, not ", bit_width);
+  }
+  if (precision < 1 || precision > max) {
+    return Status::Invalid("decimal", bit_width, " precision must be in [1, ", max,
+                           "], got ", precision);
   }
   // Values print with |scale| digits; keep that bounded for untrusted input.
   if (scale < -kMaxDecimalScale || scale > kMaxDecimalScale) {
-    return Status::Invalid("decimal128 scale must be in [", -kMaxDecimalScale, ", ",
-                           kMaxDecimalScale, "], got ", scale);
+    return Status::Invalid("decimal", bit_width, " scale must be in [", -kMaxDecimalScale,
+                           ", ", kMaxDecimalScale, "], got ", scale);
   }
   DataType::Params p;
-  p.id = TypeId::kDecimal128;
+  p.id = TypeId::kDecimal;
   p.precision = precision;
   p.scale = scale;
+  p.size_param = bit_width;
   return Make(std::move(p));
 }
+Result<TypePtr> MakeDecimal128(int32_t precision, int32_t scale) {
+  return MakeDecimal(128, precision, scale);
+}
+TypePtr decimal32(int32_t precision, int32_t scale) {
+  return MakeDecimal(32, precision, scale).ValueOrDie();
+}
+TypePtr decimal64(int32_t precision, int32_t scale) {
+  return MakeDecimal(64, precision, scale).ValueOrDie();
+}
 TypePtr decimal128(int32_t precision, int32_t scale) {
-  return MakeDecimal128(precision, scale).ValueOrDie();
+  return MakeDecimal(128, precision, scale).ValueOrDie();
+}
+TypePtr decimal256(int32_t precision, int32_t scale) {
+  return MakeDecimal(256, precision, scale).ValueOrDie();
 }
 
 Result<TypePtr> MakeTime32(TimeUnit unit) {

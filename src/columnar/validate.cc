@@ -33,9 +33,13 @@ Status CheckField(const DataType& parent, const FieldPtr& f, int i) {
 
 Status CheckTypeParameters(const DataType& t) {
   switch (t.id()) {
-    case TypeId::kDecimal128:
-      if (t.precision() < 1 || t.precision() > 38) {
-        return InvalidArray(t, "precision ", t.precision(), " is outside [1, 38]");
+    case TypeId::kDecimal:
+      if (MaxDecimalPrecision(t.bit_width()) == 0) {
+        return InvalidArray(t, "a decimal of ", t.bit_width(), " bits");
+      }
+      if (t.precision() < 1 || t.precision() > MaxDecimalPrecision(t.bit_width())) {
+        return InvalidArray(t, "precision ", t.precision(), " is outside [1, ",
+                            MaxDecimalPrecision(t.bit_width()), "]");
       }
       return Status::OK();
     case TypeId::kTime32:

@@ -152,12 +152,23 @@ Status CheckDictionaryIndices(const ArrayData& d) {
 // |value| < 10^precision for every valid slot.
 Status CheckDecimalPrecision(const ArrayData& d) {
   const int32_t precision = d.type->precision();
+  const int width = d.type->byte_width();
   unsigned __int128 limit = 1;
-  for (int32_t k = 0; k < precision; ++k) limit *= 10;
-  const uint8_t* base = d.buffers[1]->data() + d.offset * 16;
+  for (int32_t k = 0; k < precision && k < 38; ++k) limit *= 10;
+  const uint8_t* base = d.buffers[1]->data() + d.offset * width;
   int64_t bad = -1;
   VisitSetBits(ValidityBits(d), d.offset, d.length, [&](int64_t i) {
-    const __int128 v = Decimal128::FromBytes(base + i * 16).ToInt128();
+    const uint8_t* value = base + i * width;
+    if (width == 32) {  // past 128 bits: count the digits
+      if (DecimalDigits(value, width) <= precision) return true;
+      bad = i;
+      return false;
+    }
+    uint8_t full[16];  // sign-extended to 128 bits
+    std::memcpy(full, value, static_cast<size_t>(width));
+    std::memset(full + width, (value[width - 1] & 0x80) != 0 ? 0xFF : 0,
+                static_cast<size_t>(16 - width));
+    const __int128 v = Decimal128::FromBytes(full).ToInt128();
     const unsigned __int128 mag =
         v < 0 ? static_cast<unsigned __int128>(0) - static_cast<unsigned __int128>(v)
               : static_cast<unsigned __int128>(v);
@@ -167,7 +178,7 @@ Status CheckDecimalPrecision(const ArrayData& d) {
   });
   if (bad < 0) return Status::OK();
   return InvalidArray(*d.type, "value ",
-                      Decimal128::FromBytes(base + bad * 16).ToString(d.type->scale()),
+                      FormatDecimal(base + bad * width, width, d.type->scale()),
                       " at position ", bad, " does not fit precision ", precision);
 }
 
@@ -261,7 +272,7 @@ Status CheckTypeContent(const ArrayData& d) {
     case TypeId::kMap:
       QUIVER_RETURN_NOT_OK(CheckAllOffsets<int32_t>(d));
       return CheckMapKeys(d);
-    case TypeId::kDecimal128:
+    case TypeId::kDecimal:
       return CheckDecimalPrecision(d);
     case TypeId::kTime32:
       return CheckTimeOfDay<int32_t>(d);

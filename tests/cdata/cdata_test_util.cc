@@ -95,7 +95,7 @@ Status AppendPrimitive(ArrayBuilder* b, const DataType& type, Rng* rng) {
       return AppendNumeric<TimestampType>(b, type, rng);
     case TypeId::kDuration:
       return AppendNumeric<DurationType>(b, type, rng);
-    case TypeId::kDecimal128: {
+    case TypeId::kDecimal: {
       int64_t limit = 1;
       for (int i = 0; i < std::min(type.precision(), 18); ++i) limit *= 10;
       const int64_t v = static_cast<int64_t>((*rng)() % static_cast<uint64_t>(limit));

@@ -364,11 +364,21 @@ TEST(ValidateTest, MalformedTypes) {
   EXPECT_TRUE(IsInvalidWith(V(Data(std::make_shared<DataType>(p), 0, {nullptr, nullptr})),
                             "dictionary: no value type"));
   DataType::Params dec;
-  dec.id = TypeId::kDecimal128;
+  dec.id = TypeId::kDecimal;
   dec.precision = 39;
+  dec.size_param = 128;
   EXPECT_TRUE(
       IsInvalidWith(V(Data(std::make_shared<DataType>(dec), 0, {nullptr, nullptr})),
                     "precision 39 is outside [1, 38]"));
+  dec.precision = 10;
+  dec.size_param = 32;
+  EXPECT_TRUE(
+      IsInvalidWith(V(Data(std::make_shared<DataType>(dec), 0, {nullptr, nullptr})),
+                    "precision 10 is outside [1, 9]"));
+  dec.size_param = 48;
+  EXPECT_TRUE(
+      IsInvalidWith(V(Data(std::make_shared<DataType>(dec), 0, {nullptr, nullptr})),
+                    "a decimal of 48 bits"));
   DataType::Params t32;
   t32.id = TypeId::kTime32;
   t32.unit = TimeUnit::kNano;

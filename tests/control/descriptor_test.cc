@@ -93,7 +93,7 @@ class Sampler {
         return Num<FloatType>(b, static_cast<float>(v) / 8.0f);
       case TypeId::kDouble:
         return Num<DoubleType>(b, static_cast<double>(v) / 16.0);
-      case TypeId::kDecimal128:
+      case TypeId::kDecimal:
         return static_cast<Decimal128Builder*>(b)->Append(Decimal128(v % 1000));
       case TypeId::kDate32:
         return Num<Date32Type>(b, static_cast<int32_t>(Below(30000)));

@@ -452,10 +452,11 @@ TEST_F(DuckDBScanTest, UnregisterDropsTheView) {
 
 TEST_F(DuckDBScanTest, TypesDuckDBCannotScanAreReportedWithItsReason) {
   // DuckDB 1.5 scans neither half floats, nor decimals of negative scale,
-  // nor structs without fields (see docs/c-data.md).
+  // nor decimal256, nor structs without fields (see docs/c-data.md).
   const std::vector<std::pair<TypePtr, std::string>> cases = {
       {float16(), "Unsupported Internal Arrow Type e"},
       {decimal128(10, -2), "DuckDB cannot scan"},
+      {decimal256(38, 5), "Unsupported Internal Arrow Type for Decimal d:38,5,256"},
       {struct_({}), "STRUCT with no fields"},
   };
   for (const auto& [type, reason] : cases) {
@@ -541,6 +542,59 @@ TEST(DuckDBIntervalScanTest, EveryIntervalUnitReadsAsTheSameInterval) {
   EXPECT_EQ(count(2), valid);
   EXPECT_EQ(count(3), valid);
   EXPECT_EQ(count(4), valid);
+}
+
+// Quiver -> DuckDB for decimals: DuckDB reads decimal32, decimal64 and
+// decimal128 as the same DECIMAL values; their text in DuckDB equals
+// Quiver's. (DuckDB 1.5.6 scans no decimal256: see the test above.)
+TEST(DuckDBDecimalScanTest, EveryWidthReadsAsTheSameDecimal) {
+  auto db = duckdb::Database::Open();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto conn = duckdb::Connection::Open(*db);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  for (const TypePtr& type : {decimal32(9, 2), decimal64(18, 4), decimal128(38, 10)}) {
+    SCOPED_TRACE(type->ToString());
+    DecimalBuilder b(type);
+    constexpr int kRows = 3000;
+    for (int i = 0; i < kRows; ++i) {
+      if (i % 11 == 0) {
+        ASSERT_TRUE(b.AppendNull().ok());
+        continue;
+      }
+      // Values of every length the precision allows, both signs.
+      std::string digits;
+      const int n = 1 + i % type->precision();
+      for (int k = 0; k < n; ++k) digits.push_back(static_cast<char>('1' + (i + k) % 9));
+      const size_t scale = static_cast<size_t>(type->scale());
+      if (scale > 0) {
+        if (digits.size() <= scale) digits.insert(0, scale + 1 - digits.size(), '0');
+        digits.insert(digits.size() - scale, ".");
+      }
+      if (i % 2 == 0) digits.insert(0, "-");
+      ASSERT_TRUE(b.AppendString(digits).ok()) << digits;
+    }
+    auto array = b.Finish().ValueOrDie();
+    auto batch = RecordBatch::FromArrays({"x"}, {array}).ValueOrDie();
+    Status registered =
+        (*conn)->RegisterTable("t", Table::FromRecordBatches({batch}).ValueOrDie());
+    ASSERT_TRUE(registered.ok()) << registered.ToString();
+    auto result = (*conn)->QueryTable(
+        "SELECT x::VARCHAR AS s FROM t ORDER BY row_number() OVER ()");
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    auto got = (*result)->column(0);
+    ASSERT_EQ(got->length(), kRows);
+    const auto& decimals = static_cast<const DecimalArray&>(*array);
+    int64_t row = 0;
+    for (const auto& chunk : got->chunks()) {
+      const auto& s = static_cast<const StringArray&>(*chunk);
+      for (int64_t r = 0; r < s.length(); ++r, ++row) {
+        ASSERT_EQ(s.IsNull(r), decimals.IsNull(row)) << row;
+        if (!s.IsNull(r)) {
+          ASSERT_EQ(s.GetString(r), decimals.FormatValue(row)) << row;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

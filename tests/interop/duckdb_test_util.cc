@@ -421,7 +421,7 @@ std::string Canon(const Array& a, int64_t i) {
       return CanonFloat(static_cast<const FloatArray&>(a).Value(i));
     case TypeId::kDouble:
       return CanonDouble(static_cast<const DoubleArray&>(a).Value(i));
-    case TypeId::kDecimal128:
+    case TypeId::kDecimal:
       return static_cast<const Decimal128Array&>(a).FormatValue(i);
     case TypeId::kString:
     case TypeId::kBinary:

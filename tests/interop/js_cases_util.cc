@@ -66,7 +66,7 @@ class ValueGenerator {
       case TypeId::kFloat:
       case TypeId::kDouble:
         return AppendFloat(*type, b, out);
-      case TypeId::kDecimal128:
+      case TypeId::kDecimal:
         return AppendDecimal(*type, b, out);
       case TypeId::kDate32:
       case TypeId::kDate64:
@@ -165,7 +165,7 @@ class ValueGenerator {
     unsigned __int128 magnitude = 0;
     for (int i = 0; i < digits; ++i) {
       const int d = static_cast<int>(Uniform(10));
-      magnitude = magnitude * 10 + static_cast<unsigned>(d);
+      magnitude = magnitude * 10 + static_cast<unsigned>(d);  // wraps past 38 digits
       if (!text.empty() || d != 0) text += static_cast<char>('0' + d);
     }
     if (text.empty()) text = "0";
@@ -187,8 +187,9 @@ class ValueGenerator {
   Status AppendDecimal(const DataType& type, ArrayBuilder* b, Json* out) {
     auto [value, text] = RandomDecimal(type);
     *out = text;
-    QUIVER_ASSIGN_OR_RAISE(auto* db, As<Decimal128Builder>(b));
-    return db->Append(value);
+    QUIVER_ASSIGN_OR_RAISE(auto* db, As<DecimalBuilder>(b));
+    // Past 38 digits the value is known only as text.
+    return type.precision() > 38 ? db->AppendString(text) : db->Append(value);
   }
 
   int64_t RandomTemporal(const DataType& type) {
@@ -297,7 +298,7 @@ class ValueGenerator {
         v.json = std::to_string(bits);
         return v;
       }
-      case TypeId::kDecimal128: {
+      case TypeId::kDecimal: {
         auto [value, text] = RandomDecimal(type);
         v.kind = DictValue::kDecimal;
         v.decimal = value;
@@ -556,14 +557,27 @@ SchemaPtr PrimitivesSchema() {
 }
 
 SchemaPtr BinaryDecimalSchema() {
-  return schema({F("utf8", utf8()), F("large_utf8", large_utf8()), F("binary", binary()),
-                 F("large_binary", large_binary()), F("fsb1", fixed_size_binary(1)),
-                 F("fsb3", fixed_size_binary(3)), F("fsb16", fixed_size_binary(16)),
-                 F("utf8_required", utf8(), false), F("dec_1_0", decimal128(1, 0)),
-                 F("dec_5_2", decimal128(5, 2)), F("dec_18_4", decimal128(18, 4)),
-                 F("dec_38_0", decimal128(38, 0)), F("dec_38_10", decimal128(38, 10)),
+  return schema({F("utf8", utf8()),
+                 F("large_utf8", large_utf8()),
+                 F("binary", binary()),
+                 F("large_binary", large_binary()),
+                 F("fsb1", fixed_size_binary(1)),
+                 F("fsb3", fixed_size_binary(3)),
+                 F("fsb16", fixed_size_binary(16)),
+                 F("utf8_required", utf8(), false),
+                 F("dec_1_0", decimal128(1, 0)),
+                 F("dec_5_2", decimal128(5, 2)),
+                 F("dec_18_4", decimal128(18, 4)),
+                 F("dec_38_0", decimal128(38, 0)),
+                 F("dec_38_10", decimal128(38, 10)),
                  F("dec_38_38", decimal128(38, 38)),
-                 F("dec_12_neg3", decimal128(12, -3))});
+                 F("dec_12_neg3", decimal128(12, -3)),
+                 F("dec32_9_2", decimal32(9, 2)),
+                 F("dec32_4_neg1", decimal32(4, -1)),
+                 F("dec64_18_4", decimal64(18, 4)),
+                 F("dec256_76_0", decimal256(76, 0)),
+                 F("dec256_76_30", decimal256(76, 30)),
+                 F("dec256_50_10", decimal256(50, 10))});
 }
 
 SchemaPtr NestedSchema() {

@@ -4,6 +4,7 @@
 #include <bit>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace quiver::interop {
 
@@ -61,9 +62,9 @@ std::string CanonicalTypeString(const DataType& type) {
       return "float32";
     case TypeId::kDouble:
       return "float64";
-    case TypeId::kDecimal128:
-      return "decimal128(" + std::to_string(type.precision()) + ", " +
-             std::to_string(type.scale()) + ")";
+    case TypeId::kDecimal:
+      return "decimal" + std::to_string(type.bit_width()) + "(" +
+             std::to_string(type.precision()) + ", " + std::to_string(type.scale()) + ")";
     case TypeId::kDate32:
       return "date32";
     case TypeId::kDate64:
@@ -145,17 +146,32 @@ std::string ToHex(std::string_view bytes) {
   return out;
 }
 
-std::string FormatDecimal(const Decimal128& v, int32_t scale) {
-  const __int128 value = v.ToInt128();
-  const bool negative = value < 0;
-  // Magnitude as unsigned: -INT128_MIN does not fit a signed __int128.
-  unsigned __int128 magnitude = negative ? ~static_cast<unsigned __int128>(value) + 1
-                                         : static_cast<unsigned __int128>(value);
+std::string FormatDecimalBytes(const uint8_t* bytes, int width, int32_t scale) {
+  // Two's complement to sign and magnitude, then long division by ten over
+  // the bytes, most significant first.
+  std::vector<uint8_t> mag(bytes, bytes + width);
+  const bool negative = (mag.back() & 0x80) != 0;
+  if (negative) {
+    unsigned carry = 1;
+    for (uint8_t& byte : mag) {
+      const unsigned v = static_cast<uint8_t>(~byte) + carry;
+      byte = static_cast<uint8_t>(v);
+      carry = v >> 8;
+    }
+  }
   std::string digits;
-  do {
-    digits += static_cast<char>('0' + static_cast<int>(magnitude % 10));
-    magnitude /= 10;
-  } while (magnitude != 0);
+  for (;;) {
+    unsigned rest = 0;
+    bool zero = true;
+    for (size_t k = mag.size(); k-- > 0;) {
+      const unsigned cur = (rest << 8) | mag[k];
+      mag[k] = static_cast<uint8_t>(cur / 10);
+      rest = cur % 10;
+      zero = zero && mag[k] == 0;
+    }
+    digits += static_cast<char>('0' + rest);
+    if (zero) break;
+  }
   std::reverse(digits.begin(), digits.end());
   if (scale <= 0) {
     if (digits != "0") digits.append(static_cast<size_t>(-scale), '0');
@@ -166,6 +182,12 @@ std::string FormatDecimal(const Decimal128& v, int32_t scale) {
   }
   digits.insert(digits.size() - static_cast<size_t>(scale), ".");
   return (negative ? "-" : "") + digits;
+}
+
+std::string FormatDecimal(const Decimal128& v, int32_t scale) {
+  uint8_t bytes[16];
+  v.ToBytes(bytes);
+  return FormatDecimalBytes(bytes, 16, scale);
 }
 
 namespace {
@@ -271,9 +293,9 @@ Result<Json> CanonicalValue(const Array& array, int64_t i) {
       return Json(DecimalString(std::bit_cast<uint32_t>(d.GetValues<float>(1)[i])));
     case TypeId::kDouble:
       return Json(DecimalString(std::bit_cast<uint64_t>(d.GetValues<double>(1)[i])));
-    case TypeId::kDecimal128:
-      return Json(FormatDecimal(static_cast<const Decimal128Array&>(array).Value(i),
-                                array.type()->scale()));
+    case TypeId::kDecimal:
+      return Json(FormatDecimalBytes(static_cast<const DecimalArray&>(array).GetValue(i),
+                                     array.type()->byte_width(), array.type()->scale()));
     case TypeId::kString:
       return Json(static_cast<const StringArray&>(array).GetString(i));
     case TypeId::kLargeString:

@@ -41,6 +41,9 @@ std::string ToHex(std::string_view bytes);
 // The unscaled value `v` as decimal text with `scale` digits after the point
 // ("-12.345" for -12345 at scale 3; a negative scale appends zeros).
 std::string FormatDecimal(const Decimal128& v, int32_t scale);
+// The same for the `width`-byte two's complement value at `bytes` (any
+// decimal width), written here apart from Quiver's own FormatDecimal.
+std::string FormatDecimalBytes(const uint8_t* bytes, int width, int32_t scale);
 
 // The canonical value of logical row `i` of `array`. The array must be
 // valid (ValidateFull); a dictionary index outside the dictionary is still

@@ -129,10 +129,20 @@ Status AppendRandom(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
       return AppendNumeric<FloatType>(b, static_cast<float>(r) / 7.0f);
     case TypeId::kDouble:
       return AppendNumeric<DoubleType>(b, static_cast<double>(r) / 3.0);
-    case TypeId::kDecimal128: {
+    case TypeId::kDecimal: {
+      if (type.precision() > 38 && type.scale() >= 0 && rng() % 2 == 0) {
+        // Past 128 bits: as many digits as the precision holds.
+        std::string digits = rng() % 2 == 0 ? "-" : "";
+        for (int i = 0; i < type.precision(); ++i) {
+          digits.push_back(
+              static_cast<char>('0' + (i == 0 ? 1 + rng() % 9 : rng() % 10)));
+        }
+        if (type.scale() > 0) digits.insert(digits.size() - type.scale(), ".");
+        return static_cast<DecimalBuilder*>(b)->AppendString(digits);
+      }
       int64_t limit = 1;  // keep the value within the type's precision
       for (int i = 0; i < std::min(type.precision(), 18); ++i) limit *= 10;
-      return static_cast<Decimal128Builder*>(b)->Append(Decimal128(r * 1000 % limit));
+      return static_cast<DecimalBuilder*>(b)->Append(Decimal128(r * 1000 % limit));
     }
     case TypeId::kDate32:
       return AppendNumeric<Date32Type>(b, static_cast<int32_t>(Within(rng, 40000)));

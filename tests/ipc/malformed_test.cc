@@ -168,8 +168,6 @@ TEST(Malformed, UnsupportedTypesAreNamed) {
        "list view"},
       {fb::Type::LargeListView, [](FBB& f) { return fb::CreateLargeListView(f).Union(); },
        true, "large list view"},
-      {fb::Type::Decimal, [](FBB& f) { return fb::CreateDecimal(f, 40, 2, 256).Union(); },
-       false, "decimal256"},
       {static_cast<fb::Type>(27), [](FBB& f) { return fb::CreateNull(f).Union(); }, false,
        "unknown type id 27"},
   };
@@ -208,6 +206,12 @@ TEST(Malformed, InvalidTypeParameters) {
       {fb::Type::Map, [](FBB& f) { return fb::CreateMap(f).Union(); }, true, "Map type"},
       {fb::Type::Decimal, [](FBB& f) { return fb::CreateDecimal(f, 0, 0, 128).Union(); },
        false, "precision"},
+      {fb::Type::Decimal, [](FBB& f) { return fb::CreateDecimal(f, 10, 0, 32).Union(); },
+       false, "decimal32 precision must be in [1, 9]"},
+      {fb::Type::Decimal, [](FBB& f) { return fb::CreateDecimal(f, 77, 0, 256).Union(); },
+       false, "decimal256 precision must be in [1, 76]"},
+      {fb::Type::Decimal, [](FBB& f) { return fb::CreateDecimal(f, 5, 0, 96).Union(); },
+       false, "96 bits"},
       {fb::Type::NONE, [](FBB&) { return Offset<void>(); }, false, "without a type"},
   };
   for (const auto& c : cases) {

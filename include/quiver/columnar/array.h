@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -131,14 +132,27 @@ class FixedSizeBinaryArray : public Array {
   }
 };
 
-class Decimal128Array : public FixedSizeBinaryArray {
+// Decimals of every width (decimal32/64/128/256).
+class DecimalArray : public FixedSizeBinaryArray {
  public:
   using FixedSizeBinaryArray::FixedSizeBinaryArray;
-  Decimal128 Value(int64_t i) const { return Decimal128::FromBytes(GetValue(i)); }
+  // The value as a Decimal128: sign-extended from decimal32/64; for
+  // decimal256, only when it fits (else use FormatValue or the bytes).
+  Decimal128 Value(int64_t i) const {
+    if (byte_width() == 16 || byte_width() == 32)
+      return Decimal128::FromBytes(GetValue(i));
+    uint8_t full[16];
+    const uint8_t* v = GetValue(i);
+    const int w = byte_width();
+    std::memcpy(full, v, static_cast<size_t>(w));
+    std::memset(full + w, (v[w - 1] & 0x80) != 0 ? 0xFF : 0, static_cast<size_t>(16 - w));
+    return Decimal128::FromBytes(full);
+  }
   std::string FormatValue(int64_t i) const {
-    return Value(i).ToString(data_->type->scale());
+    return FormatDecimal(GetValue(i), byte_width(), data_->type->scale());
   }
 };
+using Decimal128Array = DecimalArray;
 
 // The value of a day_time interval: days and milliseconds.
 struct DayTimeInterval {

@@ -203,13 +203,18 @@ class FixedSizeBinaryBuilder : public ArrayBuilder {
   int32_t byte_width_;
 };
 
-class Decimal128Builder : public FixedSizeBinaryBuilder {
+// Decimals of every width (decimal32/64/128/256).
+class DecimalBuilder : public FixedSizeBinaryBuilder {
  public:
-  Decimal128Builder(TypePtr type, MemoryPool* pool = nullptr);
+  DecimalBuilder(TypePtr type, MemoryPool* pool = nullptr);
   // Fails if the value has more digits than the type's precision.
   Status Append(const Decimal128& value);
+  // "-123.45", read at the type's scale (any width, decimal256's 76 digits
+  // too); fails as Append does, or on bad syntax.
+  Status AppendString(std::string_view text);
   using FixedSizeBinaryBuilder::Append;
 };
+using Decimal128Builder = DecimalBuilder;
 
 // Intervals of the builder's type's unit; appending another unit's value
 // is a TypeError.

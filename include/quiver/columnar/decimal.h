@@ -1,5 +1,7 @@
-// Decimal128: a 128-bit two's complement integer, the storage of Arrow's
-// decimal128(precision, scale) values (little-endian in memory).
+// Decimal values. Decimal128: a 128-bit two's complement integer, the
+// storage of Arrow's decimal128(precision, scale) values (little-endian in
+// memory). The free functions below read and write values of every decimal
+// width (4, 8, 16 or 32 bytes) straight from their bytes.
 #pragma once
 
 #include <cstdint>
@@ -58,5 +60,18 @@ class Decimal128 {
   uint64_t low_ = 0;
   int64_t high_ = 0;
 };
+
+// The decimal text of the `width`-byte value at `bytes`, with `scale`
+// digits after the point.
+std::string FormatDecimal(const uint8_t* bytes, int width, int32_t scale);
+// Number of decimal digits of the |value| at `bytes` (0 has 1 digit).
+int32_t DecimalDigits(const uint8_t* bytes, int width);
+// Parses "-123.45" with `scale` into `width` bytes at `out`. Fails on bad
+// syntax, more fractional digits than `scale`, or more digits than
+// MaxDecimalPrecision(8 * width).
+Status ParseDecimal(std::string_view text, int32_t scale, int width, uint8_t* out);
+// Writes `value` as `width` bytes (sign-extended, or its low bytes: the
+// caller has checked that it fits).
+void StoreDecimal(const Decimal128& value, int width, uint8_t* out);
 
 }  // namespace quiver

@@ -32,7 +32,7 @@ enum class TypeId : int8_t {
   kHalfFloat,
   kFloat,
   kDouble,
-  kDecimal128,
+  kDecimal,
   kDate32,
   kDate64,
   kTime32,
@@ -98,15 +98,16 @@ MetadataPtr key_value_metadata(std::vector<std::pair<std::string, std::string>> 
 class DataType {
  public:
   TypeId id() const { return id_; }
-  // Bits per value slot for fixed-width types (1 for bool, 128 for decimal,
+  // Bits per value slot for fixed-width types (1 for bool, 32 to 256 for
+  // decimals,
   // 8*width for fixed_size_binary); 0 for null, variable-size and nested.
   int bit_width() const;
   // bit_width()/8 for byte-sized fixed-width types, else 0.
   int byte_width() const { return bit_width() % 8 == 0 ? bit_width() / 8 : 0; }
   TimeUnit unit() const { return unit_; }              // time32/64, timestamp, duration
   const std::string& timezone() const { return tz_; }  // timestamp ("" = naive)
-  int32_t precision() const { return precision_; }     // decimal128
-  int32_t scale() const { return scale_; }             // decimal128
+  int32_t precision() const { return precision_; }     // decimal
+  int32_t scale() const { return scale_; }             // decimal
   int32_t list_size() const { return size_param_; }    // fixed_size_list
   IntervalUnit interval_unit() const {                 // interval
     return static_cast<IntervalUnit>(size_param_);
@@ -157,8 +158,10 @@ class DataType {
   std::string tz_;
   int32_t precision_;
   int32_t scale_;
-  int32_t size_param_;  // fixed_size_binary width, fixed_size_list size, interval unit
-  bool flag_;           // dictionary ordered / map keys_sorted
+  // fixed_size_binary width, fixed_size_list size, interval unit, decimal
+  // bit width
+  int32_t size_param_;
+  bool flag_;  // dictionary ordered / map keys_sorted
   FieldVector children_;
   TypePtr index_type_;
   TypePtr value_type_;  // dictionary only
@@ -236,10 +239,19 @@ const TypePtr& utf8();
 const TypePtr& large_utf8();
 const TypePtr& binary();
 const TypePtr& large_binary();
-// decimal128 requires 1 <= precision <= 38 and |scale| <= kMaxDecimalScale.
+// Decimals: a two's complement integer of `bit_width` bits (32, 64, 128 or
+// 256), little-endian, scaled by 10^-scale. The precision must be at least 1
+// and at most what the width holds: 9, 18, 38 or 76 digits;
+// |scale| <= kMaxDecimalScale.
 constexpr int32_t kMaxDecimalScale = 1024;
+int32_t MaxDecimalPrecision(int bit_width);  // 0 for a width that is none of those
+Result<TypePtr> MakeDecimal(int bit_width, int32_t precision, int32_t scale);
 Result<TypePtr> MakeDecimal128(int32_t precision, int32_t scale);
-TypePtr decimal128(int32_t precision, int32_t scale);  // aborts if invalid
+// These abort if invalid.
+TypePtr decimal32(int32_t precision, int32_t scale);
+TypePtr decimal64(int32_t precision, int32_t scale);
+TypePtr decimal128(int32_t precision, int32_t scale);
+TypePtr decimal256(int32_t precision, int32_t scale);
 // time32 takes s or ms; time64 takes us or ns.
 Result<TypePtr> MakeTime32(TimeUnit unit);
 Result<TypePtr> MakeTime64(TimeUnit unit);

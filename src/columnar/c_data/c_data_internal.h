@@ -29,12 +29,12 @@ struct FormatSpec {
   std::string timezone;
   int32_t precision = 0;
   int32_t scale = 0;
-  int32_t size = 0;  // w:N byte width, +w:N list size, interval unit
+  int32_t size = 0;  // w:N byte width, +w:N list size, interval unit, decimal bits
 };
 
 // Parses a format string. Invalid for malformed strings, NotImplemented for
 // well-formed strings of types Quiver does not have (views, unions,
-// run-end encoded, decimals other than 128 bits). The message
+// run-end encoded). The message
 // names the format string.
 Result<FormatSpec> ParseFormat(std::string_view format);
 

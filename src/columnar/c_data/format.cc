@@ -101,7 +101,7 @@ Result<FormatSpec> ParseDecimal(std::string_view f) {
     return BadFormat(f, "a decimal needs 'd:precision,scale'");
   }
   FormatSpec spec;
-  spec.id = TypeId::kDecimal128;
+  spec.id = TypeId::kDecimal;
   std::string_view scale_text = rest.substr(comma + 1);
   size_t comma2 = scale_text.find(',');
   int32_t bits = 128;
@@ -117,15 +117,14 @@ Result<FormatSpec> ParseDecimal(std::string_view f) {
   if (!ParseInt(scale_text, kInt32Min, kInt32Max, &spec.scale)) {
     return BadFormat(f, "the decimal scale is not an integer");
   }
-  if (bits != 128) {
-    if (bits == 32 || bits == 64 || bits == 256) {
-      return Unsupported(f, "decimal" + std::to_string(bits));
-    }
+  if (MaxDecimalPrecision(bits) == 0) {
     return BadFormat(f, "decimal bit width must be 32, 64, 128 or 256");
   }
-  if (spec.precision > 38) {
-    return BadFormat(f, "decimal128 precision must be in [1, 38]");
+  if (spec.precision > MaxDecimalPrecision(bits)) {
+    return BadFormat(f, "decimal" + std::to_string(bits) + " precision must be in [1, " +
+                            std::to_string(MaxDecimalPrecision(bits)) + "]");
   }
+  spec.size = bits;
   return spec;
 }
 
@@ -245,8 +244,10 @@ Result<std::string> FormatOf(const DataType& type) {
     return std::string(1, simple->code);
   }
   switch (type.id()) {
-    case TypeId::kDecimal128:
-      return "d:" + std::to_string(type.precision()) + "," + std::to_string(type.scale());
+    case TypeId::kDecimal:
+      return "d:" + std::to_string(type.precision()) + "," +
+             std::to_string(type.scale()) +
+             (type.bit_width() == 128 ? "" : "," + std::to_string(type.bit_width()));
     case TypeId::kDate32:
       return std::string("tdD");
     case TypeId::kDate64:
@@ -312,8 +313,8 @@ Result<FormatSpec> ParseFormat(std::string_view f) {
 Result<TypePtr> LeafTypeFromSpec(const FormatSpec& spec) {
   if (const SimpleType* simple = FindSimple(spec.id)) return simple->factory();
   switch (spec.id) {
-    case TypeId::kDecimal128:
-      return MakeDecimal128(spec.precision, spec.scale);
+    case TypeId::kDecimal:
+      return MakeDecimal(spec.size, spec.precision, spec.scale);
     case TypeId::kDate32:
       return date32();
     case TypeId::kDate64:

@@ -64,10 +64,10 @@ Result<std::pair<fb::Type, Offset<void>>> TypeToFlatbuffer(FlatBufferBuilder& fb
     case TypeId::kDouble:
       return std::make_pair(T::FloatingPoint,
                             fb::CreateFloatingPoint(fbb, fb::Precision::DOUBLE).Union());
-    case TypeId::kDecimal128:
-      return std::make_pair(
-          T::Decimal,
-          fb::CreateDecimal(fbb, type.precision(), type.scale(), 128).Union());
+    case TypeId::kDecimal:
+      return std::make_pair(T::Decimal, fb::CreateDecimal(fbb, type.precision(),
+                                                          type.scale(), type.bit_width())
+                                            .Union());
     case TypeId::kDate32:
       return std::make_pair(T::Date, fb::CreateDate(fbb, fb::DateUnit::DAY).Union());
     case TypeId::kDate64:
@@ -236,11 +236,9 @@ Status NeedParams(const Table* table, fb::Type t) {
 
 Result<TypePtr> DecimalFromFlatbuffer(const fb::Decimal* t) {
   QUIVER_RETURN_NOT_OK(NeedParams(t, fb::Type::Decimal));
-  if (t->bit_width() != 128) {
-    if (t->bit_width() == 32 || t->bit_width() == 64 || t->bit_width() == 256) {
-      return Status::NotImplemented("decimal", t->bit_width(), " type is not supported");
-    }
-    return Status::Invalid("Decimal type of ", t->bit_width(), " bits");
+  if (MaxDecimalPrecision(t->bit_width()) == 0) {
+    return Status::Invalid("Decimal type of ", t->bit_width(),
+                           " bits (must be 32, 64, 128 or 256)");
   }
   // The format leaves the scale unbounded; scales beyond any real use only
   // make printing and validation allocate digit strings of that length.
@@ -248,7 +246,7 @@ Result<TypePtr> DecimalFromFlatbuffer(const fb::Decimal* t) {
     return Status::Invalid("Decimal scale ", t->scale(), " is outside [-",
                            kMaxDecimalScale, ", ", kMaxDecimalScale, "]");
   }
-  return MakeDecimal128(t->precision(), t->scale());
+  return MakeDecimal(t->bit_width(), t->precision(), t->scale());
 }
 
 Result<TypePtr> TimeFromFlatbuffer(const fb::Time* t) {

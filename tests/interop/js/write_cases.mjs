@@ -108,6 +108,9 @@ const BINARY = new Schema([
   f('dec_18_4', new Decimal(4, 18, 128)), f('dec_38_0', new Decimal(0, 38, 128)),
   f('dec_38_10', new Decimal(10, 38, 128)), f('dec_38_38', new Decimal(38, 38, 128)),
   f('dec_12_neg3', new Decimal(-3, 12, 128)),
+  f('dec32_9_2', new Decimal(2, 9, 32)), f('dec32_4_neg1', new Decimal(-1, 4, 32)),
+  f('dec64_18_4', new Decimal(4, 18, 64)), f('dec256_76_0', new Decimal(0, 76, 256)),
+  f('dec256_76_30', new Decimal(30, 76, 256)), f('dec256_50_10', new Decimal(10, 50, 256)),
 ]);
 
 const point = new Struct([f('x', new Int64()), f('y', new FixedSizeBinary(2), false)]);
