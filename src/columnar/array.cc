@@ -172,6 +172,9 @@ ArrayPtr MakeArray(ArrayDataPtr data) {
       return std::make_shared<LargeBinaryArray>(std::move(data));
     case TypeId::kFixedSizeBinary:
       return std::make_shared<FixedSizeBinaryArray>(std::move(data));
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      return std::make_shared<BinaryViewArray>(std::move(data));
     case TypeId::kList:
       return std::make_shared<ListArray>(std::move(data));
     case TypeId::kLargeList:
@@ -203,7 +206,10 @@ Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPoo
   const int64_t null_count = all_null ? length : 0;
   std::vector<std::shared_ptr<Buffer>> buffers{validity};
   std::vector<ArrayDataPtr> children;
-  if (IsPrimitive(id) || id == TypeId::kDictionary) {
+  if (IsBinaryView(id)) {  // empty inline views, no data buffer
+    QUIVER_ASSIGN_OR_RAISE(auto views, AllocateZeroedBuffer(16 * length, pool));
+    buffers.push_back(std::move(views));
+  } else if (IsPrimitive(id) || id == TypeId::kDictionary) {
     int64_t bits = type->bit_width();
     QUIVER_ASSIGN_OR_RAISE(
         auto values, AllocateZeroedBuffer(bit_util::BytesForBits(bits * length), pool));

@@ -418,6 +418,9 @@ Result<std::unique_ptr<ArrayBuilder>> MakeBuilder(const TypePtr& type, MemoryPoo
       return B(new LargeStringBuilder(pool));
     case TypeId::kLargeBinary:
       return B(new LargeBinaryBuilder(pool));
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      return B(new BinaryViewBuilder(type, pool));
     case TypeId::kFixedSizeBinary:
       return B(new FixedSizeBinaryBuilder(type, pool));
     case TypeId::kList:

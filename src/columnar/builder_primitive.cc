@@ -1,5 +1,7 @@
 // NumericBuilder<Tag> and BaseBinaryBuilder<Offset>, instantiated for every
 // tag and offset width Quiver supports.
+#include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "quiver/columnar/builder.h"
@@ -255,5 +257,82 @@ void BaseBinaryBuilder<OffsetType>::Reset() {
 
 template class BaseBinaryBuilder<int32_t>;
 template class BaseBinaryBuilder<int64_t>;
+
+// ---------------------------------------------------------------------------
+// BinaryViewBuilder
+
+BinaryViewBuilder::BinaryViewBuilder(TypePtr type, MemoryPool* pool, int64_t block_size)
+    : ArrayBuilder(std::move(type), pool),
+      block_size_(std::max<int64_t>(block_size, 1)),
+      views_(pool_),
+      block_(pool_) {
+  if (!IsBinaryView(type_->id())) {
+    Status::TypeError("binary view builder given type ", type_->ToString()).Abort();
+  }
+}
+
+Status BinaryViewBuilder::Resize(int64_t capacity) {
+  QUIVER_RETURN_NOT_OK(views_.Reserve(capacity * 16 - views_.size()));
+  return ArrayBuilder::Resize(capacity);
+}
+
+Status BinaryViewBuilder::Append(std::string_view value) {
+  if (value.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return Status::CapacityError("a view holds values of at most 2^31-1 bytes, not ",
+                                 value.size());
+  }
+  QUIVER_RETURN_NOT_OK(Reserve(1));
+  const auto n = static_cast<int32_t>(value.size());
+  uint8_t view[16] = {};
+  std::memcpy(view, &n, 4);
+  if (n <= 12) {
+    std::memcpy(view + 4, value.data(), value.size());
+  } else {
+    if (block_.size() > 0 && block_.size() + n > block_size_) {
+      QUIVER_ASSIGN_OR_RAISE(auto full, block_.Finish());
+      blocks_.push_back(std::move(full));
+    }
+    const auto index = static_cast<int32_t>(blocks_.size());
+    const auto offset = static_cast<int32_t>(block_.size());
+    QUIVER_RETURN_NOT_OK(block_.Append(value.data(), n));
+    std::memcpy(view + 4, value.data(), 4);
+    std::memcpy(view + 8, &index, 4);
+    std::memcpy(view + 12, &offset, 4);
+  }
+  views_.UnsafeAppend(view, 16);
+  UnsafeAppendToBitmap(true);
+  return Status::OK();
+}
+
+Status BinaryViewBuilder::AppendViews(int64_t n, bool valid) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  QUIVER_RETURN_NOT_OK(views_.AppendZeros(n * 16));  // empty inline values
+  UnsafeAppendToBitmap(n, valid);
+  return Status::OK();
+}
+
+Status BinaryViewBuilder::AppendNulls(int64_t n) { return AppendViews(n, false); }
+Status BinaryViewBuilder::AppendEmptyValues(int64_t n) { return AppendViews(n, true); }
+
+Status BinaryViewBuilder::FinishInternal(ArrayDataPtr* out) {
+  if (block_.size() > 0) {
+    QUIVER_ASSIGN_OR_RAISE(auto last, block_.Finish());
+    blocks_.push_back(std::move(last));
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
+  QUIVER_ASSIGN_OR_RAISE(auto views, views_.Finish());
+  std::vector<std::shared_ptr<Buffer>> buffers = {std::move(validity), std::move(views)};
+  for (auto& b : blocks_) buffers.push_back(std::move(b));
+  blocks_.clear();
+  *out = ArrayData::Make(type_, length_, std::move(buffers), null_count_);
+  return Status::OK();
+}
+
+void BinaryViewBuilder::Reset() {
+  ArrayBuilder::Reset();
+  views_.Reset();
+  block_.Reset();
+  blocks_.clear();
+}
 
 }  // namespace quiver

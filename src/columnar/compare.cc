@@ -17,6 +17,7 @@
 
 #include "columnar/bitmap_runs.h"
 #include "columnar/half_float.h"
+#include "columnar/view_util.h"
 #include "quiver/columnar/array.h"
 
 namespace quiver {
@@ -175,6 +176,20 @@ bool BinaryEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
   });
 }
 
+// Views are equal when the values they name are, wherever the bytes live.
+bool ViewEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
+               int64_t len) {
+  return ForEachValidRun(l, r, ls, rs, len, [&](int64_t start, int64_t n) {
+    for (int64_t k = start; k < start + n; ++k) {
+      std::string_view a, b;
+      if (!internal::LoadView(l, ls + k, &a) || !internal::LoadView(r, rs + k, &b) ||
+          a != b)
+        return false;
+    }
+    return true;
+  });
+}
+
 template <typename O>
 bool ListEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
                int64_t len) {
@@ -242,6 +257,9 @@ bool ValuesEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
     case TypeId::kLargeString:
     case TypeId::kLargeBinary:
       return BinaryEqual<int64_t>(l, r, ls, rs, len);
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      return ViewEqual(l, r, ls, rs, len);
     case TypeId::kList:
     case TypeId::kMap:
       return ListEqual<int32_t>(l, r, ls, rs, len);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "columnar/view_util.h"
 #include "quiver/columnar/array.h"
 #include "quiver/columnar/bit_util.h"
 
@@ -44,6 +45,62 @@ Result<std::shared_ptr<Buffer>> ConcatBitmaps(const Inputs& in, int index, bool 
     pos += d->length;
   }
   return out;
+}
+
+// Bytes of the values of `d` that do not fit inline in their view.
+int64_t OutOfLineBytes(const ArrayData& d) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < d.length; ++i) {
+    if (d.IsNull(i)) continue;
+    std::string_view v;
+    if (internal::LoadView(d, i, &v) && v.size() > 12)
+      total += static_cast<int64_t>(v.size());
+  }
+  return total;
+}
+
+// Views: every input's values, the long ones gathered into one data buffer
+// (so the result is compact, whatever buffers the inputs used); null slots
+// become empty views.
+Status ConcatViews(const Inputs& in, MemoryPool* pool, ArrayData* out) {
+  int64_t total = 0;
+  for (const ArrayData* d : in) total += OutOfLineBytes(*d);
+  if (total > std::numeric_limits<int32_t>::max()) {
+    return Status::CapacityError("concatenated views need ", total,
+                                 " bytes of data, more than one data buffer holds");
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto views, AllocateZeroedBuffer(TotalLength(in) * 16, pool));
+  QUIVER_ASSIGN_OR_RAISE(auto data, AllocateResizableBuffer(total, pool));
+  uint8_t* v = views->mutable_data();
+  int32_t offset = 0;
+  for (const ArrayData* d : in) {
+    for (int64_t i = 0; i < d->length; ++i, v += 16) {
+      std::string_view value;
+      if (d->IsNull(i)) continue;
+      if (!internal::LoadView(*d, i, &value)) {
+        return Status::Invalid("a malformed view at position ", i, " of ",
+                               d->type->ToString());
+      }
+      const auto n = static_cast<int32_t>(value.size());
+      std::memcpy(v, &n, 4);
+      if (n <= 12) {
+        std::memcpy(v + 4, value.data(), value.size());
+        continue;
+      }
+      std::memcpy(data->mutable_data() + offset, value.data(), value.size());
+      const int32_t index = 0;
+      std::memcpy(v + 4, value.data(), 4);
+      std::memcpy(v + 8, &index, 4);
+      std::memcpy(v + 12, &offset, 4);
+      offset += n;
+    }
+  }
+  out->buffers.push_back(std::move(views));
+  if (total > 0) {
+    data->ZeroPadding();
+    out->buffers.push_back(std::shared_ptr<Buffer>(std::move(data)));
+  }
+  return Status::OK();
 }
 
 Result<std::shared_ptr<Buffer>> ConcatFixed(const Inputs& in, int index, int64_t width,
@@ -203,6 +260,10 @@ Result<ArrayDataPtr> Concatenate(const std::vector<const ArrayData*>& in,
     case TypeId::kLargeList:
       QUIVER_RETURN_NOT_OK(ConcatVarSize<int64_t>(in, pool, out.get()));
       break;
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      QUIVER_RETURN_NOT_OK(ConcatViews(in, pool, out.get()));
+      break;
     case TypeId::kFixedSizeList: {
       const int64_t size = type->list_size();
       std::vector<Span> spans;
@@ -278,6 +339,9 @@ int64_t ConcatenateBound(const ArrayData& d) {
       return n;
     case TypeId::kDictionary:
       return n + d.length * d.type->index_type()->byte_width() + kPad;
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      return n + d.length * 16 + kPad + OutOfLineBytes(d) + kPad;
     default:
       return n + d.length * std::max(d.type->byte_width(), 1) + kPad;
   }

@@ -14,6 +14,7 @@
 #include "columnar/bitmap_runs.h"
 #include "columnar/half_float.h"
 #include "columnar/utf8.h"
+#include "columnar/view_util.h"
 
 namespace quiver {
 
@@ -204,6 +205,18 @@ void AppendScalar(const ArrayData& d, int64_t i, std::string* out) {
       return AppendBinaryValue<int32_t>(d, i, false, out);
     case TypeId::kLargeBinary:
       return AppendBinaryValue<int64_t>(d, i, false, out);
+    case TypeId::kBinaryView:
+    case TypeId::kStringView: {
+      std::string_view v;
+      if (!internal::LoadView(d, i, &v)) {
+        out->append("<invalid view>");
+      } else if (d.type->id() == TypeId::kStringView) {
+        AppendQuoted(v, out);
+      } else {
+        AppendHex(v, out);
+      }
+      return;
+    }
     default:
       out->append("<unprintable>");
   }

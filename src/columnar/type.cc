@@ -119,10 +119,13 @@ bool IsListLike(TypeId id) {
          id == TypeId::kFixedSizeList || id == TypeId::kMap;
 }
 bool IsNested(TypeId id) { return IsListLike(id) || id == TypeId::kStruct; }
+bool IsBinaryView(TypeId id) {
+  return id == TypeId::kBinaryView || id == TypeId::kStringView;
+}
 
 int LayoutBufferCount(TypeId id) {
   if (id == TypeId::kNull) return 0;
-  if (IsPrimitive(id) || id == TypeId::kDictionary) return 2;
+  if (IsPrimitive(id) || id == TypeId::kDictionary || IsBinaryView(id)) return 2;
   if (IsBaseBinary(id)) return 3;
   if (id == TypeId::kList || id == TypeId::kLargeList || id == TypeId::kMap) return 2;
   return 1;  // struct, fixed_size_list
@@ -287,6 +290,10 @@ std::string DataType::name() const {
       return "string";
     case TypeId::kLargeString:
       return "large_string";
+    case TypeId::kBinaryView:
+      return "binary_view";
+    case TypeId::kStringView:
+      return "string_view";
     case TypeId::kBinary:
       return "binary";
     case TypeId::kLargeBinary:
@@ -468,6 +475,8 @@ QUIVER_SINGLETON_TYPE(float16, TypeId::kHalfFloat)
 QUIVER_SINGLETON_TYPE(float32, TypeId::kFloat)
 QUIVER_SINGLETON_TYPE(float64, TypeId::kDouble)
 QUIVER_SINGLETON_TYPE(date32, TypeId::kDate32)
+QUIVER_SINGLETON_TYPE(binary_view, TypeId::kBinaryView)
+QUIVER_SINGLETON_TYPE(utf8_view, TypeId::kStringView)
 QUIVER_SINGLETON_TYPE(date64, TypeId::kDate64)
 QUIVER_SINGLETON_TYPE(utf8, TypeId::kString)
 QUIVER_SINGLETON_TYPE(large_utf8, TypeId::kLargeString)

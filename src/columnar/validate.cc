@@ -104,7 +104,7 @@ Status ValidateTypeTree(const DataType& t, int depth) {
     return InvalidArray(t, "types are nested deeper than ", kMaxNestingDepth, " levels");
   }
   if (static_cast<int>(t.id()) < 0 ||
-      static_cast<int>(t.id()) > static_cast<int>(TypeId::kInterval)) {
+      static_cast<int>(t.id()) > static_cast<int>(TypeId::kStringView)) {
     return Status::Invalid("unknown type id ", static_cast<int>(t.id()));
   }
   QUIVER_RETURN_NOT_OK(CheckTypeParameters(t));
@@ -176,6 +176,13 @@ Status CheckBufferSlots(const ArrayData& d) {
     return Status::OK();
   }
   const size_t expected = static_cast<size_t>(LayoutBufferCount(t.id()));
+  if (IsBinaryView(t.id())) {  // then any number of variadic data buffers
+    if (d.buffers.size() < expected) {
+      return InvalidArray(t, "expected at least ", expected, " buffers, got ",
+                          d.buffers.size());
+    }
+    return Status::OK();
+  }
   if (d.buffers.size() != expected) {
     return InvalidArray(t, "expected ", expected, " buffers, got ", d.buffers.size());
   }
@@ -330,6 +337,9 @@ Status CheckTypeLayout(const ArrayData& d, int depth) {
       return CheckOffsetsLayout<int32_t>(d, d.child_data[0]->length, "child array");
     case TypeId::kLargeList:
       return CheckOffsetsLayout<int64_t>(d, d.child_data[0]->length, "child array");
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      return CheckFixedWidthValues(d, 128);  // the views; ValidateFull checks each
     case TypeId::kFixedSizeList:
       return CheckFixedSizeListLayout(d);
     case TypeId::kStruct:

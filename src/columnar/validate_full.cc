@@ -2,6 +2,7 @@
 // sequence, dictionary index, map key, decimal and time value, and the null
 // count. Runs only after the structural checks of validate.cc passed, so every
 // buffer read here is known to be in bounds.
+#include <cstring>
 #include <type_traits>
 
 #include "columnar/bitmap_runs.h"
@@ -255,8 +256,69 @@ Status CheckMapKeys(const ArrayData& d) {
   return st;
 }
 
+// Every valid view of a binary_view / string_view array: a length >= 0; a
+// value of up to 12 bytes inline (the bytes after it zero, as the format
+// says); a longer one inside its data buffer, its prefix equal to the
+// value's first 4 bytes; for string_view, UTF-8.
+Status CheckViews(const ArrayData& d) {
+  if (d.length == 0) return Status::OK();  // the views buffer may be missing
+  const uint8_t* views = d.buffers[1]->data() + d.offset * 16;
+  const int64_t num_data = static_cast<int64_t>(d.buffers.size()) - 2;
+  const bool utf8 = d.type->id() == TypeId::kStringView;
+  Status st;
+  VisitSetBits(ValidityBits(d), d.offset, d.length, [&](int64_t i) {
+    const uint8_t* v = views + i * 16;
+    int32_t n, index, offset;
+    std::memcpy(&n, v, 4);
+    const uint8_t* value;
+    if (n < 0) {
+      st = InvalidArray(*d.type, "view ", i, " has negative length ", n);
+      return false;
+    }
+    if (n <= 12) {
+      for (int k = 4 + n; k < 16; ++k) {
+        if (v[k] != 0) {
+          st = InvalidArray(*d.type, "view ", i, " of ", n,
+                            " inline bytes is not padded with zeros");
+          return false;
+        }
+      }
+      value = v + 4;
+    } else {
+      std::memcpy(&index, v + 8, 4);
+      std::memcpy(&offset, v + 12, 4);
+      if (index < 0 || index >= num_data) {
+        st = InvalidArray(*d.type, "view ", i, " names data buffer ", index, " of ",
+                          num_data);
+        return false;
+      }
+      const Buffer* data = d.buffers[2 + index].get();
+      const int64_t size = data == nullptr ? 0 : data->size();
+      if (offset < 0 || static_cast<int64_t>(offset) + n > size) {
+        st = InvalidArray(*d.type, "view ", i, " of ", n, " bytes at offset ", offset,
+                          " is outside data buffer ", index, " (", size, " bytes)");
+        return false;
+      }
+      value = data->data() + offset;
+      if (std::memcmp(value, v + 4, 4) != 0) {
+        st = InvalidArray(*d.type, "view ", i, " has a prefix that is not its value's");
+        return false;
+      }
+    }
+    if (utf8 && !IsValidUtf8(value, n)) {
+      st = InvalidArray(*d.type, "invalid UTF-8 in the value at position ", i);
+      return false;
+    }
+    return true;
+  });
+  return st;
+}
+
 Status CheckTypeContent(const ArrayData& d) {
   switch (d.type->id()) {
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      return CheckViews(d);
     case TypeId::kString:
       QUIVER_RETURN_NOT_OK(CheckAllOffsets<int32_t>(d));
       return CheckUtf8<int32_t>(d);

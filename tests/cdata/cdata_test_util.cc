@@ -186,6 +186,11 @@ Status AppendRandom(ArrayBuilder* b, const DataType& type, Rng* rng, bool nullab
     }
     return static_cast<BaseBinaryBuilder<int32_t>*>(b)->Append(v);
   }
+  if (IsBinaryView(type.id())) {
+    const bool text = type.id() == TypeId::kStringView;
+    return static_cast<BinaryViewBuilder*>(b)->Append(
+        RandomBytes(rng, (*rng)() % 30, text));
+  }
   return Status::NotImplemented("no random values for ", type.ToString());
 }
 

@@ -32,6 +32,8 @@ inline std::vector<TypePtr> AllTypes() {
           decimal64(18, -4),
           decimal256(76, 20),
           decimal256(40, 0),
+          utf8_view(),
+          binary_view(),
           date32(),
           date64(),
           time32(TimeUnit::kSecond),
@@ -60,6 +62,8 @@ inline std::vector<TypePtr> AllTypes() {
           list(null()),
           large_list(float64()),
           large_list(utf8()),
+          list(utf8_view()),
+          struct_({field("v", binary_view()), field("n", int8())}),
           fixed_size_list(int16(), 3),
           fixed_size_list(utf8(), 2),
           fixed_size_list(utf8(), 0),
@@ -78,6 +82,26 @@ inline std::vector<TypePtr> AllTypes() {
           list(dictionary(int32(), utf8())),
           fixed_size_list(month_day_nano_interval(), 2),
           struct_({field("d", dictionary(int8(), binary()))})};
+}
+
+// Whether `type` has a binary_view or string_view anywhere in its tree.
+inline bool HasViews(const DataType& type) {
+  if (IsBinaryView(type.id())) return true;
+  if (type.id() == TypeId::kDictionary) return HasViews(*type.value_type());
+  for (const auto& f : type.fields()) {
+    if (HasViews(*f->type())) return true;
+  }
+  return false;
+}
+
+// AllTypes but those with views, for what does not carry views yet
+// (descriptors).
+inline std::vector<TypePtr> AllTypesButViews() {
+  std::vector<TypePtr> out;
+  for (auto& t : AllTypes()) {
+    if (!HasViews(*t)) out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace quiver::testing

@@ -265,7 +265,7 @@ void RoundTrip(const RecordBatch& batch) {
 // Round trips
 
 TEST(DescriptorTest, EveryTypeWithNulls) {
-  for (const TypePtr& type : testing::AllTypes()) {
+  for (const TypePtr& type : testing::AllTypesButViews()) {
     SCOPED_TRACE(type->ToString());
     ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch({type}, 41, 3));
     RoundTrip(*batch);
@@ -273,22 +273,35 @@ TEST(DescriptorTest, EveryTypeWithNulls) {
 }
 
 TEST(DescriptorTest, EveryTypeWithoutNulls) {
-  for (const TypePtr& type : testing::AllTypes()) {
+  for (const TypePtr& type : testing::AllTypesButViews()) {
     SCOPED_TRACE(type->ToString());
     ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch({type}, 17, 5, /*null_percent=*/0));
     RoundTrip(*batch);
   }
 }
 
+// Views are not carried by descriptors yet: encoding refuses them, naming
+// the column, rather than describing a batch it cannot.
+TEST(DescriptorTest, ViewColumnsAreRefusedByName) {
+  BinaryViewBuilder b(utf8_view());
+  ASSERT_OK(b.Append("a value longer than twelve bytes"));
+  ASSERT_OK_AND_ASSIGN(auto views, b.Finish());
+  ASSERT_OK_AND_ASSIGN(auto batch, RecordBatch::FromArrays({"names"}, {views}));
+  auto st = EncodeDescriptor(*batch, nullptr).status();
+  EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "string_view")) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "names")) << st.ToString();
+}
+
 TEST(DescriptorTest, AllTypesInOneBatch) {
-  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypes(), 100, 9));
+  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypesButViews(), 100, 9));
   RoundTrip(*batch);
 }
 
 TEST(DescriptorTest, SlicedBatches) {
   // Offsets that are and are not multiples of 8: bitmaps are re-packed or
   // sliced (and then copied if unaligned), offsets re-based.
-  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypes(), 130, 13));
+  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypesButViews(), 130, 13));
   for (int64_t offset : {1, 3, 8, 13, 64, 129}) {
     for (int64_t length : {int64_t{0}, int64_t{1}, int64_t{9}, 130 - offset}) {
       if (offset + length > 130) continue;
@@ -300,7 +313,7 @@ TEST(DescriptorTest, SlicedBatches) {
 }
 
 TEST(DescriptorTest, EmptyBatches) {
-  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypes(), 0, 1));
+  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypesButViews(), 0, 1));
   RoundTrip(*batch);
   std::vector<BufferRange> ranges;
   ASSERT_OK(EncodeDescriptor(*batch, nullptr, &ranges).status());
@@ -312,7 +325,7 @@ TEST(DescriptorTest, EmptyBatches) {
 TEST(DescriptorTest, NullOnlyColumns) {
   FieldVector fields;
   std::vector<ArrayPtr> columns;
-  for (const TypePtr& type : testing::AllTypes()) {
+  for (const TypePtr& type : testing::AllTypesButViews()) {
     ASSERT_OK_AND_ASSIGN(auto builder, MakeBuilder(type));
     ASSERT_OK(builder->AppendNulls(23));
     ASSERT_OK_AND_ASSIGN(auto array, builder->Finish());
@@ -448,7 +461,7 @@ TEST(DescriptorTest, InspectReadsNoReferencedMemory) {
   std::string bytes;
   std::vector<BufferRange> ranges;
   {
-    ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypes(), 30, 8));
+    ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypesButViews(), 30, 8));
     std::vector<std::shared_ptr<Buffer>> scratch;
     ASSERT_OK_AND_ASSIGN(bytes, EncodeDescriptor(*batch, nullptr, &ranges, &scratch));
   }
@@ -456,7 +469,8 @@ TEST(DescriptorTest, InspectReadsNoReferencedMemory) {
   ASSERT_OK_AND_ASSIGN(DescriptorInfo info, InspectDescriptor(bytes, AcceptAll));
   EXPECT_EQ(info.num_rows, 30);
   EXPECT_EQ(info.ranges, ranges);
-  EXPECT_EQ(info.schema->num_fields(), static_cast<int>(testing::AllTypes().size()));
+  EXPECT_EQ(info.schema->num_fields(),
+            static_cast<int>(testing::AllTypesButViews().size()));
 }
 
 TEST(DescriptorTest, ValidatorIsConsultedAndItsErrorPropagates) {
@@ -569,7 +583,7 @@ TEST(DescriptorTest, BodyMustMatchTheHeader) {
 // Malformed bytes
 
 TEST(DescriptorTest, EveryTruncationIsAnError) {
-  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypes(), 12, 6));
+  ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypesButViews(), 12, 6));
   ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeDescriptor(*batch, nullptr));
   for (size_t n = 0; n < bytes.size(); ++n) {
     // An exact-size heap copy, so reading past the end is caught by ASan.

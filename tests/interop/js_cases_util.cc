@@ -81,6 +81,8 @@ class ValueGenerator {
       case TypeId::kLargeBinary:
       case TypeId::kFixedSizeBinary:
       case TypeId::kInterval:  // as hex of its bytes, like fixed_size_binary
+      case TypeId::kStringView:
+      case TypeId::kBinaryView:
         return AppendBinary(*type, b, out);
       case TypeId::kDictionary:
         return AppendDictionary(*type, b, out);
@@ -264,6 +266,15 @@ class ValueGenerator {
         }
         QUIVER_ASSIGN_OR_RAISE(auto* lb, As<BaseBinaryBuilder<int64_t>>(b));
         return lb->Append(s);
+      }
+      case TypeId::kStringView:
+      case TypeId::kBinaryView: {  // inline and out of line
+        const bool text = type.id() == TypeId::kStringView;
+        std::string s = text ? RandomText() + (Uniform(2) == 1 ? RandomText() : "")
+                             : RandomBytes(static_cast<int64_t>(Uniform(40)));
+        *out = text ? Json(s) : Json(ToHex(s));
+        QUIVER_ASSIGN_OR_RAISE(auto* vb, As<BinaryViewBuilder>(b));
+        return vb->Append(s);
       }
       default: {
         std::string s = RandomBytes(type.byte_width());
@@ -577,7 +588,9 @@ SchemaPtr BinaryDecimalSchema() {
                  F("dec64_18_4", decimal64(18, 4)),
                  F("dec256_76_0", decimal256(76, 0)),
                  F("dec256_76_30", decimal256(76, 30)),
-                 F("dec256_50_10", decimal256(50, 10))});
+                 F("dec256_50_10", decimal256(50, 10)),
+                 F("utf8_view", utf8_view()),
+                 F("binary_view", binary_view())});
 }
 
 SchemaPtr NestedSchema() {

@@ -88,6 +88,10 @@ std::string CanonicalTypeString(const DataType& type) {
       return "binary";
     case TypeId::kLargeBinary:
       return "large_binary";
+    case TypeId::kStringView:
+      return "string_view";
+    case TypeId::kBinaryView:
+      return "binary_view";
     case TypeId::kFixedSizeBinary:
       return "fixed_size_binary[" + std::to_string(type.byte_width()) + "]";
     case TypeId::kList:
@@ -304,6 +308,10 @@ Result<Json> CanonicalValue(const Array& array, int64_t i) {
       return Json(ToHex(static_cast<const BinaryArray&>(array).GetView(i)));
     case TypeId::kLargeBinary:
       return Json(ToHex(static_cast<const LargeBinaryArray&>(array).GetView(i)));
+    case TypeId::kStringView:
+      return Json(static_cast<const BinaryViewArray&>(array).GetString(i));
+    case TypeId::kBinaryView:
+      return Json(ToHex(static_cast<const BinaryViewArray&>(array).GetView(i)));
     case TypeId::kFixedSizeBinary:
     case TypeId::kInterval:  // the value's bytes (little-endian parts), in hex
       return Json(ToHex(static_cast<const FixedSizeBinaryArray&>(array).GetView(i)));

@@ -172,6 +172,10 @@ Status AppendRandom(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
     case TypeId::kInterval:  // every bit pattern is an interval
       return static_cast<FixedSizeBinaryBuilder*>(b)->Append(
           RandomBytes(rng, static_cast<size_t>(type.byte_width())));
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:  // inline (<= 12 bytes) and out of line
+      return static_cast<BinaryViewBuilder*>(b)->Append(
+          RandomBytes(rng, static_cast<size_t>(Within(rng, 40))));
     default:
       return AppendNested(b, type, rng, null_percent);
   }

@@ -160,10 +160,6 @@ TEST(Malformed, UnsupportedTypesAreNamed) {
        "dense union"},
       {fb::Type::RunEndEncoded, [](FBB& f) { return fb::CreateRunEndEncoded(f).Union(); },
        true, "run-end encoded"},
-      {fb::Type::BinaryView, [](FBB& f) { return fb::CreateBinaryView(f).Union(); },
-       false, "binary view"},
-      {fb::Type::Utf8View, [](FBB& f) { return fb::CreateUtf8View(f).Union(); }, false,
-       "utf8 view"},
       {fb::Type::ListView, [](FBB& f) { return fb::CreateListView(f).Union(); }, true,
        "list view"},
       {fb::Type::LargeListView, [](FBB& f) { return fb::CreateLargeListView(f).Union(); },
@@ -510,6 +506,42 @@ TEST(Malformed, FileFraming) {
   file.append(reinterpret_cast<const char*>(&size), 4);
   file += "ARROW1";
   EXPECT_TRUE(FailsWith(open(file), kInvalid, {"record batch block 0", "does not lie"}));
+}
+
+// Views: the variadic buffer counts must match the schema's view fields and
+// the buffers present; a view naming bytes outside its data buffer is caught
+// by full validation.
+TEST(Malformed, ViewBuffersAndCounts) {
+  auto s = schema({field("v", utf8_view())});
+  // One view of 20 bytes, out of line in data buffer 0 at offset 0.
+  std::string views(16, '\0');
+  const int32_t n = 20, index = 0, offset = 0;
+  std::memcpy(views.data(), &n, 4);
+  std::memcpy(views.data() + 4, "abcd", 4);
+  std::memcpy(views.data() + 8, &index, 4);
+  std::memcpy(views.data() + 12, &offset, 4);
+  const std::string data = "abcdefghijklmnopqrst" + std::string(4, '\0');
+  const std::string body = views + data;
+  auto batch = [&](std::vector<int64_t> counts, std::vector<BufferSpec> buffers) {
+    BatchMetadata md = Md(1, {{1, 0}}, std::move(buffers), 40);
+    md.variadic_buffer_counts = std::move(counts);
+    return Stream({EncodedSchemaFrame(s), BatchFrame(md, body)});
+  };
+  const std::vector<BufferSpec> three = {{0, 0}, {0, 16}, {16, 20}};
+  IpcReadOptions full;
+  full.validate_full = true;
+  EXPECT_TRUE(ReadError(batch({1}, three), full).ok())
+      << ReadError(batch({1}, three), full).ToString();
+  EXPECT_TRUE(
+      FailsWith(ReadError(batch({}, three)), kInvalid, {"0 variadic buffer counts"}));
+  EXPECT_TRUE(FailsWith(ReadError(batch({1, 1}, three)), kInvalid,
+                        {"2 variadic buffer counts", "1 view fields"}));
+  EXPECT_TRUE(FailsWith(ReadError(batch({2}, three)), kInvalid, {"buffer entries"}));
+  EXPECT_TRUE(FailsWith(ReadError(batch({1000}, three)), kInvalid, {"exceeds"}));
+  EXPECT_TRUE(FailsWith(ReadError(batch({-1}, three)), kInvalid, {"is negative"}));
+  // The data buffer shorter than the view says: refused by ValidateFull.
+  EXPECT_TRUE(FailsWith(ReadError(batch({1}, {{0, 0}, {0, 16}, {16, 10}}), full),
+                        kInvalid, {"outside data buffer 0"}));
 }
 
 }  // namespace

@@ -260,6 +260,31 @@ class BaseBinaryBuilder : public ArrayBuilder {
   BufferBuilder data_;
 };
 
+// binary_view / string_view. Values of at most 12 bytes go inline in their
+// view; longer ones into data blocks of `block_size` bytes (a value longer
+// than that gets a block of its own), each a variadic buffer of the array.
+class BinaryViewBuilder : public ArrayBuilder {
+ public:
+  static constexpr int64_t kDefaultBlockSize = int64_t{1} << 20;
+  BinaryViewBuilder(TypePtr type, MemoryPool* pool = nullptr,
+                    int64_t block_size = kDefaultBlockSize);
+  Status Append(std::string_view value);
+  Status AppendNulls(int64_t n) override;
+  Status AppendEmptyValues(int64_t n) override;
+  Status FinishInternal(ArrayDataPtr* out) override;
+  void Reset() override;
+
+ protected:
+  Status Resize(int64_t capacity) override;
+
+ private:
+  Status AppendViews(int64_t n, bool valid);
+  int64_t block_size_;
+  BufferBuilder views_;
+  BufferBuilder block_;                          // the data block being filled
+  std::vector<std::shared_ptr<Buffer>> blocks_;  // finished data blocks
+};
+
 class BinaryBuilder : public BaseBinaryBuilder<int32_t> {
  public:
   explicit BinaryBuilder(MemoryPool* pool = nullptr)

@@ -51,6 +51,10 @@ enum class TypeId : int8_t {
   kMap,
   kDictionary,
   kInterval,
+  // Views (Arrow 1.4): 16-byte views of values inlined or held in any number
+  // of variadic data buffers.
+  kBinaryView,
+  kStringView,
 };
 
 enum class TimeUnit : int8_t { kSecond, kMilli, kMicro, kNano };
@@ -239,6 +243,11 @@ const TypePtr& utf8();
 const TypePtr& large_utf8();
 const TypePtr& binary();
 const TypePtr& large_binary();
+// binary_view / string_view: each value a 16-byte view (length; up to 12
+// bytes inline, else a 4-byte prefix, a buffer index and an offset into the
+// variadic data buffers that follow the views buffer).
+const TypePtr& binary_view();
+const TypePtr& utf8_view();
 // Decimals: a two's complement integer of `bit_width` bits (32, 64, 128 or
 // 256), little-endian, scaled by 10^-scale. The precision must be at least 1
 // and at most what the width holds: 9, 18, 38 or 76 digits;
@@ -298,9 +307,11 @@ bool IsBaseBinary(TypeId id);    // string, large_string, binary, large_binary
 bool IsLargeOffsets(TypeId id);  // large_string, large_binary, large_list
 bool IsListLike(TypeId id);      // list, large_list, fixed_size_list, map
 bool IsNested(TypeId id);        // has child arrays
+bool IsBinaryView(TypeId id);    // binary_view, string_view
 
 // Number of buffers in the Arrow layout of a type (validity included; null
-// has 0), as counted by IPC and the C Data Interface.
+// has 0), as counted by IPC and the C Data Interface. For views, the fixed
+// part (validity and views): their variadic data buffers come after.
 int LayoutBufferCount(TypeId id);
 
 // ---- Compile-time tags for templated arrays and builders ----

@@ -130,6 +130,7 @@ struct ExportedArray {
   std::vector<ArrowArray> children;
   std::vector<ArrowArray*> child_pointers;
   std::unique_ptr<ArrowArray> dictionary;
+  std::vector<int64_t> variadic_sizes;  // views: the sizes of the data buffers
 };
 
 void ReleaseExportedArray(ArrowArray* array) {
@@ -154,9 +155,26 @@ void DiscardArray(ExportedArray* p) {
 
 Status FillArray(const ArrayDataPtr& data, ArrowArray* out, int depth);
 
-// The buffer pointers of `d` in the C layout (the null type has none).
-void CollectBuffers(const ArrayData& d, std::vector<const void*>* out) {
+// The buffer pointers of `d` in the C layout (the null type has none). Views
+// add their data buffers and, last, the buffer of the data buffers' sizes.
+void CollectBuffers(const ArrayData& d, std::vector<const void*>* out,
+                    std::vector<int64_t>* variadic_sizes) {
   if (d.type->id() == TypeId::kNull) return;
+  if (IsBinaryView(d.type->id())) {
+    out->push_back(d.GetNullCount() == 0 || d.buffers[0] == nullptr
+                       ? nullptr
+                       : d.buffers[0]->data());
+    out->push_back(d.buffers.size() > 1 && d.buffers[1] != nullptr ? d.buffers[1]->data()
+                                                                   : kZeros);
+    for (size_t i = 2; i < d.buffers.size(); ++i) {
+      const Buffer* b = d.buffers[i].get();
+      out->push_back(b != nullptr && b->data() != nullptr ? b->data() : kZeros);
+      variadic_sizes->push_back(b != nullptr ? b->size() : 0);
+    }
+    out->push_back(variadic_sizes->empty() ? static_cast<const void*>(kZeros)
+                                           : variadic_sizes->data());
+    return;
+  }
   const int n = LayoutBufferCount(d.type->id());
   out->resize(static_cast<size_t>(n), nullptr);
   for (int i = 0; i < n; ++i) {
@@ -178,7 +196,7 @@ Status FillArrayData(const ArrayDataPtr& data, ExportedArray* p, int depth) {
   if (data->type == nullptr) {
     return Status::Invalid("cannot export an array without type");
   }
-  CollectBuffers(*data, &p->buffers);
+  CollectBuffers(*data, &p->buffers, &p->variadic_sizes);
   p->children.resize(data->child_data.size());
   for (ArrowArray& child : p->children) child.release = nullptr;
   p->child_pointers.resize(data->child_data.size());

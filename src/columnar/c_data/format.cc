@@ -248,6 +248,10 @@ Result<std::string> FormatOf(const DataType& type) {
       return "d:" + std::to_string(type.precision()) + "," +
              std::to_string(type.scale()) +
              (type.bit_width() == 128 ? "" : "," + std::to_string(type.bit_width()));
+    case TypeId::kBinaryView:
+      return std::string("vz");
+    case TypeId::kStringView:
+      return std::string("vu");
     case TypeId::kDate32:
       return std::string("tdD");
     case TypeId::kDate64:
@@ -302,7 +306,11 @@ Result<FormatSpec> ParseFormat(std::string_view f) {
     case '+':
       return ParseNested(f);
     case 'v':
-      if (f == "vu" || f == "vz") return Unsupported(f, "string/binary view");
+      if (f == "vu" || f == "vz") {
+        FormatSpec spec;
+        spec.id = f == "vu" ? TypeId::kStringView : TypeId::kBinaryView;
+        return spec;
+      }
       break;
     default:
       break;
@@ -315,6 +323,10 @@ Result<TypePtr> LeafTypeFromSpec(const FormatSpec& spec) {
   switch (spec.id) {
     case TypeId::kDecimal:
       return MakeDecimal(spec.size, spec.precision, spec.scale);
+    case TypeId::kBinaryView:
+      return binary_view();
+    case TypeId::kStringView:
+      return utf8_view();
     case TypeId::kDate32:
       return date32();
     case TypeId::kDate64:

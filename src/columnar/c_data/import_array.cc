@@ -56,6 +56,7 @@ class ArrayImporter {
                        const std::string& what);
   Status ImportValueData(const ArrowArray& a, ArrayData* d, int64_t size,
                          const std::string& what);
+  Status ImportViews(const ArrowArray& a, ArrayData* d, const std::string& what);
   Status ImportChildren(const ArrowArray& a, ArrayData* d, const std::string& what,
                         int depth);
 
@@ -85,7 +86,13 @@ Status ArrayImporter::CheckNode(const ArrowArray* a, const DataType& type,
                            " outside [-1, length ", a->length, "]");
   }
   const int64_t buffers = ExpectedBuffers(type);
-  if (a->n_buffers != buffers) {
+  if (IsBinaryView(type.id())) {
+    // validity, views, any number of data buffers, their sizes
+    if (a->n_buffers < buffers + 1) {
+      return Status::Invalid(what, " of type ", type.ToString(), " has ", a->n_buffers,
+                             " buffers, expected at least ", buffers + 1);
+    }
+  } else if (a->n_buffers != buffers) {
     return Status::Invalid(what, " of type ", type.ToString(), " has ", a->n_buffers,
                            " buffers, expected ", buffers);
   }
@@ -189,6 +196,9 @@ Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
   }
   int64_t last = 0;
   switch (type.id()) {
+    case TypeId::kBinaryView:
+    case TypeId::kStringView:
+      return ImportViews(a, d, what);
     case TypeId::kString:
     case TypeId::kBinary:
       QUIVER_RETURN_NOT_OK(ImportOffsets<int32_t>(a, d, &last, what));
@@ -205,6 +215,33 @@ Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
     default:
       return Status::OK();  // struct, fixed_size_list: the validity bitmap only
   }
+}
+
+// Views: 16 bytes per slot; then n_buffers - 3 data buffers whose sizes the
+// last buffer holds (int64 each).
+Status ArrayImporter::ImportViews(const ArrowArray& a, ArrayData* d,
+                                  const std::string& what) {
+  const int64_t end = a.offset + a.length;
+  if (end > std::numeric_limits<int64_t>::max() / 16) {
+    return Status::Invalid(what, ": offset + length ", end, " views overflow");
+  }
+  QUIVER_ASSIGN_OR_RAISE(d->buffers[1], Required(a, 1, end * 16, "views", what));
+  const int64_t data_buffers = a.n_buffers - 3;
+  const void* sizes_ptr = a.buffers[a.n_buffers - 1];
+  if (data_buffers > 0 && sizes_ptr == nullptr) {
+    return Status::Invalid(what, ": the buffer of variadic buffer sizes is NULL");
+  }
+  d->buffers.resize(static_cast<size_t>(2 + data_buffers));
+  for (int64_t k = 0; k < data_buffers; ++k) {
+    int64_t size;
+    std::memcpy(&size, static_cast<const uint8_t*>(sizes_ptr) + k * 8, 8);
+    if (size < 0) {
+      return Status::Invalid(what, ": data buffer ", k, " has negative size ", size);
+    }
+    QUIVER_ASSIGN_OR_RAISE(d->buffers[static_cast<size_t>(2 + k)],
+                           Required(a, static_cast<int>(2 + k), size, "view data", what));
+  }
+  return Status::OK();
 }
 
 // The data buffer (2) of a binary array, `size` bytes: the last offset.

@@ -32,18 +32,32 @@ bool MulOk(int64_t a, int64_t b, int64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
 }
 
-// Node and buffer counts of `type` in a batch.
-Status CountLayout(const DataType& type, int depth, int max_depth, int64_t* nodes,
+// Node and buffer counts of `type` in a batch; a view field takes the next
+// of the batch's variadic buffer counts.
+Status CountLayout(const DataType& type, int depth, int max_depth,
+                   const BatchMetadata& md, size_t* views, int64_t* nodes,
                    int64_t* buffers) {
   if (depth > max_depth) {
     return Status::Invalid("type nested deeper than ", max_depth, " levels");
   }
   ++*nodes;
   *buffers += LayoutBufferCount(type.id());
+  if (IsBinaryView(type.id())) {
+    if (*views >= md.variadic_buffer_counts.size()) {
+      return Status::Invalid("batch has ", md.variadic_buffer_counts.size(),
+                             " variadic buffer counts, the schema has more view fields");
+    }
+    const int64_t n = md.variadic_buffer_counts[(*views)++];
+    if (n > static_cast<int64_t>(md.buffers.size())) {
+      return Status::Invalid("variadic buffer count ", n, " exceeds the batch's ",
+                             md.buffers.size(), " buffers");
+    }
+    *buffers += n;
+  }
   if (type.id() == TypeId::kDictionary) return Status::OK();
   for (const FieldPtr& child : type.fields()) {
     QUIVER_RETURN_NOT_OK(
-        CountLayout(*child->type(), depth + 1, max_depth, nodes, buffers));
+        CountLayout(*child->type(), depth + 1, max_depth, md, views, nodes, buffers));
   }
   return Status::OK();
 }
@@ -61,9 +75,15 @@ class ArrayLoader {
   // Checks the counts of the header against `types` (one per column).
   Status CheckCounts(const std::vector<const DataType*>& types) {
     int64_t nodes = 0, buffers = 0;
+    size_t views = 0;
     for (const DataType* t : types) {
       QUIVER_RETURN_NOT_OK(
-          CountLayout(*t, 0, options_.max_nesting_depth, &nodes, &buffers));
+          CountLayout(*t, 0, options_.max_nesting_depth, md_, &views, &nodes, &buffers));
+    }
+    if (views != md_.variadic_buffer_counts.size()) {
+      return Status::Invalid("batch has ", md_.variadic_buffer_counts.size(),
+                             " variadic buffer counts, the schema has ", views,
+                             " view fields");
     }
     if (nodes != static_cast<int64_t>(md_.nodes.size())) {
       return Status::Invalid("batch has ", md_.nodes.size(),
@@ -128,6 +148,19 @@ class ArrayLoader {
         return LoadDictionary(node, path, out);
       case TypeId::kFixedSizeBinary:  // may be 0 bytes wide
         return LoadFixed(node, out->type->byte_width(), /*bits=*/false, out);
+      case TypeId::kBinaryView:
+      case TypeId::kStringView: {
+        QUIVER_RETURN_NOT_OK(LoadFixed(node, 16, /*bits=*/false, out));
+        if (view_index_ >= md_.variadic_buffer_counts.size()) {
+          return Status::Invalid("no variadic buffer count for this view field");
+        }
+        const int64_t n = md_.variadic_buffer_counts[view_index_++];
+        for (int64_t k = 0; k < n; ++k) {
+          QUIVER_ASSIGN_OR_RAISE(auto data, NextBuffer());
+          out->buffers.push_back(std::move(data));
+        }
+        return Status::OK();
+      }
       default: {
         const int width = out->type->byte_width();
         if (width <= 0) return Status::NotImplemented("type ", out->type->ToString());
@@ -298,6 +331,7 @@ class ArrayLoader {
   MemoryPool* pool_;
   size_t node_index_ = 0;
   size_t buffer_index_ = 0;
+  size_t view_index_ = 0;
   int64_t last_index_ = 0;
   int64_t decompressed_ = 0;  // bytes allocated by decompression so far
 };

@@ -78,6 +78,16 @@ class PayloadAssembler {
         return AddValues(a, a.type->index_type()->byte_width());
       case TypeId::kFixedSizeBinary:
         return AddValues(a, a.type->byte_width());  // may be 0 bytes wide
+      case TypeId::kBinaryView:
+      case TypeId::kStringView: {
+        // The views of the slice, then every data buffer whole (the views
+        // name them by index and offset).
+        QUIVER_RETURN_NOT_OK(AddValues(a, 16));
+        const int64_t n = static_cast<int64_t>(a.buffers.size()) - 2;
+        for (int64_t k = 0; k < n; ++k) AddBuffer(a.buffers[static_cast<size_t>(2 + k)]);
+        out_->metadata.variadic_buffer_counts.push_back(n);
+        return Status::OK();
+      }
       default:
         if (a.type->byte_width() <= 0) {
           return Status::NotImplemented("IPC writer: type ", a.type->ToString());

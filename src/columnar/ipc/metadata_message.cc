@@ -38,6 +38,10 @@ Result<::flatbuffers::Offset<fb::RecordBatch>> RecordBatchToFlatbuffer(
   for (const BufferSpec& b : md.buffers) buffers.emplace_back(b.offset, b.length);
   auto nodes_vec = fbb.CreateVectorOfStructs(nodes);
   auto buffers_vec = fbb.CreateVectorOfStructs(buffers);
+  ::flatbuffers::Offset<::flatbuffers::Vector<int64_t>> variadic;
+  if (!md.variadic_buffer_counts.empty()) {
+    variadic = fbb.CreateVector(md.variadic_buffer_counts);
+  }
   ::flatbuffers::Offset<fb::BodyCompression> compression;
   switch (md.compression) {
     case Compression::kUncompressed:
@@ -49,7 +53,8 @@ Result<::flatbuffers::Offset<fb::RecordBatch>> RecordBatchToFlatbuffer(
       compression = fb::CreateBodyCompression(fbb, CompressionType::ZSTD);
       break;
   }
-  return fb::CreateRecordBatch(fbb, md.length, nodes_vec, buffers_vec, compression);
+  return fb::CreateRecordBatch(fbb, md.length, nodes_vec, buffers_vec, compression,
+                               variadic);
 }
 
 Status CheckBatchMetadata(const BatchMetadata& md) {
@@ -210,9 +215,14 @@ Result<BatchMetadata> Message::batch_metadata() const {
   md.body_length = body_length_;
   if (md.length < 0) return Status::Invalid("batch length ", md.length, " is negative");
   QUIVER_ASSIGN_OR_RAISE(md.compression, CompressionFromFlatbuffer(rb->compression()));
-  if (rb->variadic_buffer_counts() != nullptr &&
-      rb->variadic_buffer_counts()->size() > 0) {
-    return Status::NotImplemented("variadic buffers (view types) are not supported");
+  if (const auto* counts = rb->variadic_buffer_counts()) {
+    for (flatbuffers::uoffset_t i = 0; i < counts->size(); ++i) {
+      if (counts->Get(i) < 0) {
+        return Status::Invalid("variadic buffer count ", i, " is negative (",
+                               counts->Get(i), ")");
+      }
+      md.variadic_buffer_counts.push_back(counts->Get(i));
+    }
   }
   if (rb->nodes() != nullptr) {
     md.nodes.reserve(rb->nodes()->size());

@@ -104,6 +104,10 @@ Result<std::pair<fb::Type, Offset<void>>> TypeToFlatbuffer(FlatBufferBuilder& fb
       return std::make_pair(T::Binary, fb::CreateBinary(fbb).Union());
     case TypeId::kLargeBinary:
       return std::make_pair(T::LargeBinary, fb::CreateLargeBinary(fbb).Union());
+    case TypeId::kBinaryView:
+      return std::make_pair(T::BinaryView, fb::CreateBinaryView(fbb).Union());
+    case TypeId::kStringView:
+      return std::make_pair(T::Utf8View, fb::CreateUtf8View(fbb).Union());
     case TypeId::kFixedSizeBinary:
       return std::make_pair(T::FixedSizeBinary,
                             fb::CreateFixedSizeBinary(fbb, type.byte_width()).Union());
@@ -313,6 +317,10 @@ Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& ch
       return large_binary();
     case fb::Type::LargeUtf8:
       return large_utf8();
+    case fb::Type::BinaryView:
+      return binary_view();
+    case fb::Type::Utf8View:
+      return utf8_view();
     case fb::Type::Bool:
       return boolean();
     case fb::Type::Decimal:
@@ -385,10 +393,6 @@ Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& ch
     }
     case fb::Type::RunEndEncoded:
       return Status::NotImplemented("run-end encoded type is not supported");
-    case fb::Type::BinaryView:
-      return Status::NotImplemented("binary view type is not supported");
-    case fb::Type::Utf8View:
-      return Status::NotImplemented("utf8 view type is not supported");
     case fb::Type::ListView:
       return Status::NotImplemented("list view type is not supported");
     case fb::Type::LargeListView:

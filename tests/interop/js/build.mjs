@@ -71,7 +71,8 @@ export function emptyValue(type) {
   switch (type.typeId) {
     case Type.Null: return null;
     case Type.Bool: return false;
-    case Type.Utf8: case Type.LargeUtf8: case Type.Binary: case Type.LargeBinary: return '';
+    case Type.Utf8: case Type.LargeUtf8: case Type.Binary: case Type.LargeBinary:
+    case Type.Utf8View: case Type.BinaryView: return '';
     case Type.FixedSizeBinary: return '00'.repeat(type.byteWidth);
     case Type.Interval: return '00'.repeat(INTERVAL_BYTES[type.unit]);
     case Type.Decimal: return type.scale > 0 ? `0.${'0'.repeat(type.scale)}` : '0';
@@ -130,6 +131,40 @@ function binaryData(type, values) {
   });
 }
 
+// Views built here from the format's description, not by Arrow JS's
+// builders: up to 12 bytes inline, longer values in data buffers of at most
+// 256 bytes (so a column has several).
+function viewData(type, values) {
+  const isString = type.typeId === Type.Utf8View;
+  const views = new Uint8Array(values.length * 16);
+  const buffers = [];
+  let current = [];
+  let used = 0;
+  values.forEach((v, i) => {
+    if (v === null) return;
+    const bytes = isString ? new TextEncoder().encode(v) : hexToBytes(v);
+    const view = new DataView(views.buffer, i * 16, 16);
+    view.setInt32(0, bytes.length, true);
+    if (bytes.length <= 12) {
+      views.set(bytes, i * 16 + 4);
+      return;
+    }
+    if (used > 0 && used + bytes.length > 256) {
+      buffers.push(concatBytes(current));
+      current = [];
+      used = 0;
+    }
+    views.set(bytes.subarray(0, 4), i * 16 + 4);
+    view.setInt32(8, buffers.length, true);
+    view.setInt32(12, used, true);
+    current.push(bytes);
+    used += bytes.length;
+  });
+  if (used > 0) buffers.push(concatBytes(current));
+  return makeData({ type, length: values.length, ...validity(values), views,
+    variadicBuffers: buffers });
+}
+
 function dictionaryData(type, values) {
   const pool = [];
   const index = new Map();
@@ -175,6 +210,8 @@ export function fromCanonical(type, values) {
     }
     case Type.Utf8: case Type.LargeUtf8: case Type.Binary: case Type.LargeBinary:
       return binaryData(type, values);
+    case Type.Utf8View: case Type.BinaryView:
+      return viewData(type, values);
     case Type.FixedSizeBinary:
       return makeData({ type, length, ...validity(values),
         data: concatBytes(fill(type, values).map(hexToBytes)) });
@@ -329,6 +366,8 @@ export function randomValue(rng, type, nullable, pools = new Map()) {
       return randomTemporal(rng, type);
     case Type.Utf8: case Type.LargeUtf8: return randomString(rng);
     case Type.Binary: case Type.LargeBinary: return randomHex(rng, rng.int(9));
+    case Type.Utf8View: return randomString(rng) + (rng.int(2) ? randomString(rng) : '');
+    case Type.BinaryView: return randomHex(rng, rng.int(40));
     case Type.FixedSizeBinary: return randomHex(rng, type.byteWidth);
     case Type.Interval: return randomHex(rng, INTERVAL_BYTES[type.unit]);
     case Type.List: case Type.LargeList: {

@@ -86,6 +86,8 @@ export function typeString(type) {
     case Type.LargeUtf8: return 'large_utf8';
     case Type.Binary: return 'binary';
     case Type.LargeBinary: return 'large_binary';
+    case Type.Utf8View: return 'string_view';
+    case Type.BinaryView: return 'binary_view';
     case Type.FixedSizeBinary: return `fixed_size_binary[${type.byteWidth}]`;
     case Type.Interval:
       return ['month_interval', 'day_time_interval', 'month_day_nano_interval'][type.unit];
@@ -212,6 +214,24 @@ function primitiveValue(data, i) {
   throw new Error(`no primitive reader for ${typeString(type)}`);
 }
 
+// The bytes of view i, read from the format's description: a 16-byte view
+// of its length, then up to 12 bytes inline, or a prefix, a variadic buffer
+// index and an offset.
+function viewBytes(data, i) {
+  const all = new Uint8Array(data.values.buffer, data.values.byteOffset,
+                             data.values.byteLength);
+  const v = all.subarray(i * 16, i * 16 + 16);
+  const view = new DataView(v.buffer, v.byteOffset, 16);
+  const n = view.getInt32(0, true);
+  if (n <= 12) return v.subarray(4, 4 + n);
+  const buffer = data.variadicBuffers[view.getInt32(8, true)];
+  const offset = view.getInt32(12, true);
+  if (buffer === undefined || offset + n > buffer.length) {
+    throw new Error(`view ${i} points outside its data buffers`);
+  }
+  return buffer.subarray(offset, offset + n);
+}
+
 // The canonical JSON value of row i of `data` (docs/interop.md, "Values").
 export function canonicalValue(data, i) {
   const type = data.type;
@@ -236,6 +256,10 @@ export function canonicalValue(data, i) {
       const [begin, end] = valueOffsetPair(data, i);
       return hex(data.values.subarray(begin, end));
     }
+    case Type.Utf8View:
+      return new TextDecoder('utf-8', { fatal: true }).decode(viewBytes(data, i));
+    case Type.BinaryView:
+      return hex(viewBytes(data, i));
     case Type.FixedSizeBinary: {
       const w = type.byteWidth;
       return hex(data.values.subarray(i * w, (i + 1) * w));

@@ -1,12 +1,13 @@
 // The Polars side of tests/interop/polars_interop_test.cc (nodejs-polars,
 // pinned in scripts/setup.sh).
 //   node polars_roundtrip.mjs write DIR   writes one frame of many types (nulls in
-//                                  every column) as IPC streams DIR/<c>.arrows,
-//                                  c = uncompressed, lz4, zstd
-//   node polars_roundtrip.mjs check DIR   reads DIR/<c>.quiver.arrows (what Quiver
-//                                  read and wrote back) and checks each equals
-//                                  the frame; prints "ok <c>" or "FAIL <c>: ..."
-//                                  and exits 1 on any failure
+//                                  every column) as IPC streams DIR/<c>.arrows
+//                                  and IPC files DIR/<c>.arrow (strings as
+//                                  string_view there), c = uncompressed, lz4, zstd
+//   node polars_roundtrip.mjs check DIR   reads DIR/<c>.quiver.arrows and .arrow
+//                                  (what Quiver read and wrote back) and checks
+//                                  each equals the frame; prints "ok <c> <ext>" or
+//                                  "FAIL <c> <ext>: ..." and exits 1 on any failure
 // The first line names the Polars package version and where it was loaded
 // from (the repository's node_modules).
 import fs from "node:fs";
@@ -48,23 +49,27 @@ const df = frame();
 let failed = false;
 for (const c of codecs) {
   if (mode === "write") {
+    // Streams (large_string) and files (string_view: Polars' own layout).
     fs.writeFileSync(path.join(dir, `${c}.arrows`), df.writeIPCStream({ compression: c }));
+    fs.writeFileSync(path.join(dir, `${c}.arrow`), df.writeIPC({ compression: c }));
     console.log(`wrote ${c}`);
   } else if (mode === "check") {
-    try {
-      const back = pl.readIPCStream(fs.readFileSync(path.join(dir, `${c}.quiver.arrows`)));
-      if (back.height !== df.height) throw new Error(`${back.height} rows, not ${df.height}`);
-      for (const name of df.columns) {
-        const a = df.getColumn(name), b = back.getColumn(name);
-        const cast = name === "c" ? (s) => s.cast(pl.Utf8) : (s) => s;
-        if (!cast(a).seriesEqual(cast(b), true)) {
-          throw new Error(`column ${name} differs (${a.dtype} vs ${b.dtype})`);
+    for (const [ext, read] of [["arrows", pl.readIPCStream], ["arrow", pl.readIPC]]) {
+      try {
+        const back = read(fs.readFileSync(path.join(dir, `${c}.quiver.${ext}`)));
+        if (back.height !== df.height) throw new Error(`${back.height} rows, not ${df.height}`);
+        for (const name of df.columns) {
+          const a = df.getColumn(name), b = back.getColumn(name);
+          const cast = name === "c" ? (s) => s.cast(pl.Utf8) : (s) => s;
+          if (!cast(a).seriesEqual(cast(b), true)) {
+            throw new Error(`column ${name} differs (${a.dtype} vs ${b.dtype})`);
+          }
         }
+        console.log(`ok ${c} ${ext}`);
+      } catch (e) {
+        console.log(`FAIL ${c} ${ext}: ${e.message}`);
+        failed = true;
       }
-      console.log(`ok ${c}`);
-    } catch (e) {
-      console.log(`FAIL ${c}: ${e.message}`);
-      failed = true;
     }
   } else {
     console.log("usage: polars_roundtrip.mjs write|check DIR");

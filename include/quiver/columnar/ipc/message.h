@@ -59,6 +59,9 @@ struct BatchMetadata {
   int64_t length = 0;
   std::vector<FieldNode> nodes;
   std::vector<BufferSpec> buffers;
+  // One per binary_view / string_view field, depth-first: how many data
+  // buffers follow its views buffer.
+  std::vector<int64_t> variadic_buffer_counts;
   Compression compression = Compression::kUncompressed;
   int64_t body_length = 0;
 };
