@@ -78,6 +78,16 @@ T LoadStruct(const ::flatbuffers::Vector<const T*>* vector, ::flatbuffers::uoffs
   return out;
 }
 
+// Element i of a vector of scalars, wherever the (untrusted) buffer put it:
+// the verifier checks the vector's bounds, not its elements' alignment.
+template <typename T>
+T LoadScalar(const ::flatbuffers::Vector<T>* vector, ::flatbuffers::uoffset_t i) {
+  static_assert(std::is_arithmetic_v<T>);
+  T out;
+  std::memcpy(&out, vector->Data() + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return ::flatbuffers::EndianScalar(out);
+}
+
 // `data` itself if its address is 8-byte aligned, else an aligned copy from
 // `pool` (flatbuffer and typed buffer access need natural alignment).
 Result<std::shared_ptr<Buffer>> EnsureAligned(const std::shared_ptr<Buffer>& data,

@@ -217,11 +217,11 @@ Result<BatchMetadata> Message::batch_metadata() const {
   QUIVER_ASSIGN_OR_RAISE(md.compression, CompressionFromFlatbuffer(rb->compression()));
   if (const auto* counts = rb->variadic_buffer_counts()) {
     for (flatbuffers::uoffset_t i = 0; i < counts->size(); ++i) {
-      if (counts->Get(i) < 0) {
-        return Status::Invalid("variadic buffer count ", i, " is negative (",
-                               counts->Get(i), ")");
+      const int64_t n = internal::LoadScalar(counts, i);
+      if (n < 0) {
+        return Status::Invalid("variadic buffer count ", i, " is negative (", n, ")");
       }
-      md.variadic_buffer_counts.push_back(counts->Get(i));
+      md.variadic_buffer_counts.push_back(n);
     }
   }
   if (rb->nodes() != nullptr) {
