@@ -9,6 +9,9 @@
 //   BM_SerializedTcp/<rows %>/<cols %>   the same batches as an ordinary
 //       Arrow IPC stream over a TCP loopback socket (writer and reader of
 //       the columnar layer; 4 MiB socket buffers): serialising RPC done well
+//   BM_ScanBatch/<tls>/<K rows>, BM_SerializedTcpBatch/<K rows>   all rows
+//       and columns in batches of K*1024 rows, by the transport and by the
+//       serialising baseline (which coalesces to the same size)
 //   BM_RawUcx/<tls>   tagged sends of the scan's body sizes between two UCX
 //       workers, no Arrow at all: what the transport could reach
 //   BM_Memcpy   one copy of the scan's bytes
@@ -18,6 +21,9 @@
 //
 // The server side stands in for DuckDB with a reader of 2048-row slices
 // (DuckDB's chunk size), so the transport's own coalescing copy is counted.
+// Scans report the CPU time per batch of the client (this process) and of
+// the server (its process, from /proc), in microseconds: client_cpu_us,
+// server_cpu_us and cpu_us_per_batch (both).
 // QUIVER_BENCH_QUICK=1 makes the table 1M rows instead of 8M.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -157,6 +163,11 @@ void ServeTcp(int listener) {
     std::string request;
     char c;
     while (read(fd, &c, 1) == 1 && c != '\n') request += c;
+    int64_t batch_rows = 65536;
+    if (auto at = request.find(" batch="); at != std::string::npos) {
+      batch_rows = std::max<int64_t>(1, std::atoll(request.c_str() + at + 7));
+      request.resize(at);
+    }
     auto reader = Serve(request);
     auto sink = io::FileOutputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
     if (reader.ok()) {
@@ -174,7 +185,7 @@ void ServeTcp(int listener) {
       while (auto b = (*reader)->Next().ValueOrDie()) {
         rows += b->num_rows();
         group.push_back(std::move(b));
-        if (rows >= 65536) flush();
+        if (rows >= batch_rows) flush();
       }
       flush();
       (void)writer->Close();
@@ -248,6 +259,77 @@ void StopServers() {
   }
 }
 
+// CPU time (user + system) of this process, or of `pid` from /proc, in µs.
+double CpuUs(pid_t pid = 0) {
+  if (pid == 0) {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+  }
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return 0;
+  char line[1024] = {};
+  const size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+  std::fclose(f);
+  line[n] = 0;
+  // Fields after the command's closing parenthesis: state is the 3rd, utime
+  // and stime the 14th and 15th.
+  const char* p = std::strrchr(line, ')');
+  unsigned long utime = 0, stime = 0;
+  if (p == nullptr ||
+      std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                  &stime) != 2) {
+    return 0;
+  }
+  return (utime + stime) * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Client and server CPU per batch over a benchmark's iterations.
+class CpuPerBatch {
+ public:
+  explicit CpuPerBatch(pid_t server) : server_(server) {
+    client0_ = CpuUs();
+    server0_ = CpuUs(server_);
+  }
+  void Report(benchmark::State& state, int64_t batches) const {
+    const double client = CpuUs() - client0_, server = CpuUs(server_) - server0_;
+    const double n = batches > 0 ? static_cast<double>(batches) : 1;
+    state.counters["batches"] = static_cast<double>(batches) / state.iterations();
+    state.counters["client_cpu_us"] = client / n;
+    state.counters["server_cpu_us"] = server / n;
+    state.counters["cpu_us_per_batch"] = (client + server) / n;
+  }
+
+ private:
+  pid_t server_;
+  double client0_ = 0, server0_ = 0;
+};
+
+// Scans `sql` to its end `state` times; false (with the error set) on
+// failure. Counts batches.
+bool ScanLoop(benchmark::State& state, transport::Client* client, const std::string& sql,
+              const transport::ScanOptions& so, int64_t want_rows, int64_t* batches) {
+  for (auto _ : state) {
+    auto scan = client->InitScan(sql, so);
+    if (!scan.ok()) return state.SkipWithError(scan.status().ToString().c_str()), false;
+    auto reader = client->Iterate(*scan);
+    if (!reader.ok())
+      return state.SkipWithError(reader.status().ToString().c_str()), false;
+    int64_t got = 0;
+    for (;;) {
+      auto b = (*reader)->Next();
+      if (!b.ok()) return state.SkipWithError(b.status().ToString().c_str()), false;
+      if (*b == nullptr) break;
+      got += (*b)->num_rows();
+      ++*batches;
+    }
+    if (got != want_rows) return state.SkipWithError("rows lost"), false;
+    Status st = client->Finalize(*scan);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str()), false;
+  }
+  return true;
+}
+
 void BM_Scan(benchmark::State& state) {
   const int bodies = static_cast<int>(state.range(0));
   const int tls = static_cast<int>(state.range(1));
@@ -265,35 +347,16 @@ void BM_Scan(benchmark::State& state) {
       "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols);
   const int64_t bytes = BytesOf(Selection(rows, cols));
   int64_t batches = 0;
-  timespec cpu0{}, cpu1{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
-  for (auto _ : state) {
-    transport::ScanOptions so;
-    if (const char* w = std::getenv("QUIVER_BENCH_WINDOW"))
-      so.window_batches = std::atoi(w);
-    auto scan = (*client)->InitScan(sql, so);
-    if (!scan.ok()) return state.SkipWithError(scan.status().ToString().c_str());
-    auto reader = (*client)->Iterate(*scan);
-    if (!reader.ok()) return state.SkipWithError(reader.status().ToString().c_str());
-    int64_t got = 0;
-    for (;;) {
-      auto b = (*reader)->Next();
-      if (!b.ok()) return state.SkipWithError(b.status().ToString().c_str());
-      if (*b == nullptr) break;
-      got += (*b)->num_rows();
-      ++batches;
-    }
-    if (got != Table()->num_rows() * rows / 100) state.SkipWithError("rows lost");
-    Status st = (*client)->Finalize(*scan);
-    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  transport::ScanOptions so;
+  if (const char* w = std::getenv("QUIVER_BENCH_WINDOW"))
+    so.window_batches = std::atoi(w);
+  CpuPerBatch cpu(g_servers[tls]);
+  if (!ScanLoop(state, client->get(), sql, so, Table()->num_rows() * rows / 100,
+                &batches)) {
+    return;
   }
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
-  const double cpu_us =
-      (cpu1.tv_sec - cpu0.tv_sec) * 1e6 + (cpu1.tv_nsec - cpu0.tv_nsec) / 1e3;
+  cpu.Report(state, batches);
   state.SetBytesProcessed(state.iterations() * bytes);
-  state.counters["batches"] = static_cast<double>(batches) / state.iterations();
-  // Server and client threads together (one process).
-  state.counters["cpu_us_per_batch"] = batches > 0 ? cpu_us / batches : 0;
   state.counters["addresses_from_KiB"] = (*client)->addresses_from() == UINT64_MAX
                                              ? -1
                                              : (*client)->addresses_from() / 1024.0;
@@ -301,7 +364,8 @@ void BM_Scan(benchmark::State& state) {
 
 // Serialising RPC done well: the server process writes an IPC stream to a
 // TCP loopback socket with 4 MiB buffers, this process reads it back.
-int64_t FetchOverTcp(benchmark::State& state, const std::string& request) {
+int64_t FetchOverTcp(benchmark::State& state, const std::string& request,
+                     int64_t* batches = nullptr) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   TuneSocket(fd);
   sockaddr_in addr{};
@@ -326,7 +390,10 @@ int64_t FetchOverTcp(benchmark::State& state, const std::string& request) {
     return -1;
   }
   int64_t rows = 0;
-  while (auto b = (*reader)->Next().ValueOrDie()) rows += b->num_rows();
+  while (auto b = (*reader)->Next().ValueOrDie()) {
+    rows += b->num_rows();
+    if (batches != nullptr) ++*batches;
+  }
   return rows;
 }
 
@@ -336,12 +403,49 @@ void BM_SerializedTcp(benchmark::State& state) {
   const int64_t bytes = BytesOf(Selection(rows, cols));
   const std::string request =
       "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols);
+  int64_t batches = 0;
+  CpuPerBatch cpu(g_servers[0]);  // the baseline's server shares that process
   for (auto _ : state) {
-    if (FetchOverTcp(state, request) != Table()->num_rows() * rows / 100) {
+    if (FetchOverTcp(state, request, &batches) != Table()->num_rows() * rows / 100) {
       return state.SkipWithError("rows lost");
     }
   }
+  cpu.Report(state, batches);
   state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+// Batch size: every row and column in batches of K*1024 rows.
+void BM_ScanBatch(benchmark::State& state) {
+  const int tls = static_cast<int>(state.range(0));
+  transport::ClientOptions o;
+  o.ucx_transports = tls == 1 ? "tcp" : "";
+  auto client =
+      transport::Client::Connect("127.0.0.1:" + std::to_string(g_ports[tls]), o);
+  if (!client.ok()) return state.SkipWithError(client.status().ToString().c_str());
+  transport::ScanOptions so;
+  so.min_rows = static_cast<uint64_t>(state.range(1)) * 1024;
+  int64_t batches = 0;
+  CpuPerBatch cpu(g_servers[tls]);
+  if (!ScanLoop(state, client->get(), "rows=100 cols=100", so, Table()->num_rows(),
+                &batches)) {
+    return;
+  }
+  cpu.Report(state, batches);
+  state.SetBytesProcessed(state.iterations() * BytesOf(Selection(100, 100)));
+}
+
+void BM_SerializedTcpBatch(benchmark::State& state) {
+  const std::string request =
+      "rows=100 cols=100 batch=" + std::to_string(state.range(0) * 1024);
+  int64_t batches = 0;
+  CpuPerBatch cpu(g_servers[0]);
+  for (auto _ : state) {
+    if (FetchOverTcp(state, request, &batches) != Table()->num_rows()) {
+      return state.SkipWithError("rows lost");
+    }
+  }
+  cpu.Report(state, batches);
+  state.SetBytesProcessed(state.iterations() * BytesOf(Selection(100, 100)));
 }
 
 // Queries end to end, DuckDB included: rows of table q with id % 100 below
@@ -474,6 +578,17 @@ void TcpArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Scan)->Apply(ScanArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SerializedTcp)->Apply(TcpArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScanBatch)
+    ->ArgsProduct({{0, 1}, {16, 64, 256, 1024}})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SerializedTcpBatch)
+    ->Arg(16)
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_QueryUcx)
     ->Arg(1)
     ->Arg(10)

@@ -554,6 +554,30 @@ std::vector<FigureSpec> MakeFigures() {
        "transport", "BM_Scan/2/1/100/100/real_time", BytesPerSecond(),
        "serialised IPC over TCP", "BM_SerializedTcp/100/100/real_time", BytesPerSecond(),
        std::nullopt});
+  for (const char* k : {"16", "64", "256", "1024"}) {
+    const std::string rows = std::string(k) + "K";
+    add({"thallus", "thallus/batch/shm/" + rows,
+         "scan over shared memory, batches of " + rows + " rows", "transport",
+         std::string("BM_ScanBatch/0/") + k + "/real_time", BytesPerSecond(),
+         "serialised IPC over TCP, same batches",
+         std::string("BM_SerializedTcpBatch/") + k + "/real_time", BytesPerSecond(),
+         std::nullopt});
+    add({"thallus", "thallus/batch/tcp/" + rows,
+         "scan over TCP (UCX_TLS=tcp), batches of " + rows + " rows", "transport",
+         std::string("BM_ScanBatch/1/") + k + "/real_time", BytesPerSecond(),
+         "serialised IPC over TCP, same batches",
+         std::string("BM_SerializedTcpBatch/") + k + "/real_time", BytesPerSecond(),
+         std::nullopt});
+  }
+  add({"thallus", "thallus/cpu/shm",
+       "CPU per 64K-row batch (client + server), shared memory", "transport",
+       "BM_Scan/2/0/100/100/real_time", Counter("cpu_us_per_batch", "us"),
+       "serialised IPC over TCP", "BM_SerializedTcp/100/100/real_time",
+       Counter("cpu_us_per_batch", "us"), std::nullopt});
+  add({"thallus", "thallus/cpu/tcp", "CPU per 64K-row batch (client + server), TCP",
+       "transport", "BM_Scan/2/1/100/100/real_time", Counter("cpu_us_per_batch", "us"),
+       "serialised IPC over TCP", "BM_SerializedTcp/100/100/real_time",
+       Counter("cpu_us_per_batch", "us"), std::nullopt});
   add({"thallus", "thallus/raw/shm", "scan, packed bodies, shared memory", "transport",
        "BM_Scan/0/0/100/100/real_time", BytesPerSecond(), "raw UCX tagged sends",
        "BM_RawUcx/0/real_time", BytesPerSecond(), std::nullopt});
