@@ -539,11 +539,7 @@ void BM_RawUcx(benchmark::State& state) {
     }
     receiver.join();
   }
-  ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-  transport::UcxRequest close(a->get(), ucp_ep_close_nbx(ep, &p));
-  (void)transport::WaitFor(a.get(), &close, 1000, "close");
+  transport::CloseByForce(a.get(), {ep});
   state.SetBytesProcessed(state.iterations() * count * body);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "columnar/view_util.h"
 #include "quiver/columnar/builder.h"
 
 namespace quiver {
@@ -282,23 +283,19 @@ Status BinaryViewBuilder::Append(std::string_view value) {
                                  value.size());
   }
   QUIVER_RETURN_NOT_OK(Reserve(1));
-  const auto n = static_cast<int32_t>(value.size());
-  uint8_t view[16] = {};
-  std::memcpy(view, &n, 4);
-  if (n <= 12) {
-    std::memcpy(view + 4, value.data(), value.size());
-  } else {
+  const auto n = static_cast<int64_t>(value.size());
+  int32_t index = 0, offset = 0;
+  if (n > 12) {
     if (block_.size() > 0 && block_.size() + n > block_size_) {
       QUIVER_ASSIGN_OR_RAISE(auto full, block_.Finish());
       blocks_.push_back(std::move(full));
     }
-    const auto index = static_cast<int32_t>(blocks_.size());
-    const auto offset = static_cast<int32_t>(block_.size());
+    index = static_cast<int32_t>(blocks_.size());
+    offset = static_cast<int32_t>(block_.size());
     QUIVER_RETURN_NOT_OK(block_.Append(value.data(), n));
-    std::memcpy(view + 4, value.data(), 4);
-    std::memcpy(view + 8, &index, 4);
-    std::memcpy(view + 12, &offset, 4);
   }
+  uint8_t view[16] = {};
+  internal::WriteView(value, index, offset, view);
   views_.UnsafeAppend(view, 16);
   UnsafeAppendToBitmap(true);
   return Status::OK();

@@ -81,18 +81,10 @@ Status ConcatViews(const Inputs& in, MemoryPool* pool, ArrayData* out) {
         return Status::Invalid("a malformed view at position ", i, " of ",
                                d->type->ToString());
       }
-      const auto n = static_cast<int32_t>(value.size());
-      std::memcpy(v, &n, 4);
-      if (n <= 12) {
-        std::memcpy(v + 4, value.data(), value.size());
-        continue;
-      }
+      internal::WriteView(value, /*index=*/0, offset, v);
+      if (value.size() <= 12) continue;
       std::memcpy(data->mutable_data() + offset, value.data(), value.size());
-      const int32_t index = 0;
-      std::memcpy(v + 4, value.data(), 4);
-      std::memcpy(v + 8, &index, 4);
-      std::memcpy(v + 12, &offset, 4);
-      offset += n;
+      offset += static_cast<int32_t>(value.size());
     }
   }
   out->buffers.push_back(std::move(views));

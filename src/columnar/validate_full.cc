@@ -165,11 +165,7 @@ Status CheckDecimalPrecision(const ArrayData& d) {
       bad = i;
       return false;
     }
-    uint8_t full[16];  // sign-extended to 128 bits
-    std::memcpy(full, value, static_cast<size_t>(width));
-    std::memset(full + width, (value[width - 1] & 0x80) != 0 ? 0xFF : 0,
-                static_cast<size_t>(16 - width));
-    const __int128 v = Decimal128::FromBytes(full).ToInt128();
+    const __int128 v = LoadDecimal128(value, width).ToInt128();
     const unsigned __int128 mag =
         v < 0 ? static_cast<unsigned __int128>(0) - static_cast<unsigned __int128>(v)
               : static_cast<unsigned __int128>(v);

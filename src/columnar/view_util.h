@@ -31,4 +31,20 @@ inline bool LoadView(const ArrayData& d, int64_t i, std::string_view* out) {
   return true;
 }
 
+// Writes the view of `value` (at most 2^31-1 bytes) at `out` (16 bytes,
+// zeroed by the caller): inline if it fits, else its prefix and where its
+// bytes are (`index`, `offset`, ignored for an inline value).
+inline void WriteView(std::string_view value, int32_t index, int32_t offset,
+                      uint8_t* out) {
+  const auto n = static_cast<int32_t>(value.size());
+  std::memcpy(out, &n, 4);
+  if (n <= 12) {
+    std::memcpy(out + 4, value.data(), value.size());
+    return;
+  }
+  std::memcpy(out + 4, value.data(), 4);
+  std::memcpy(out + 8, &index, 4);
+  std::memcpy(out + 12, &offset, 4);
+}
+
 }  // namespace quiver::internal

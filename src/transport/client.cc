@@ -72,14 +72,7 @@ ucs_status_t Client::Impl::OnMetadata(void* arg, const void* header, size_t head
 
 Client::Impl::~Impl() {
   if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
-  for (ucp_ep_h ep : {data_ep_, ep_}) {
-    if (ep == nullptr) continue;
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    UcxRequest close(worker_->get(), ucp_ep_close_nbx(ep, &p));
-    (void)WaitFor(worker_.get(), &close, 1000, "closing an endpoint");
-  }
+  CloseByForce(worker_.get(), {data_ep_, ep_});
   sends_.clear();
 }
 

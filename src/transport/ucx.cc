@@ -224,4 +224,16 @@ Status WaitFor(UcxWorker* worker, UcxRequest* request, int64_t timeout_ms,
   return st == UCS_OK ? Status::OK() : UcxError(st, what);
 }
 
+void CloseByForce(UcxWorker* worker, std::initializer_list<ucp_ep_h> endpoints,
+                  int64_t timeout_ms) {
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  for (ucp_ep_h ep : endpoints) {
+    if (ep == nullptr) continue;
+    UcxRequest close(worker->get(), ucp_ep_close_nbx(ep, &p));
+    (void)WaitFor(worker, &close, timeout_ms, "closing an endpoint");
+  }
+}
+
 }  // namespace quiver::transport

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -132,5 +133,10 @@ UcxRequest TagRecvMessage(ucp_worker_h worker, void* buffer, size_t length,
 // Waits for `request` on `worker` (ProgressUntil) and returns its status.
 Status WaitFor(UcxWorker* worker, UcxRequest* request, int64_t timeout_ms,
                std::string_view what);
+
+// Closes each non-null endpoint by force (nothing flushed), waiting up to
+// `timeout_ms` for each close: for a process or peer that is going away.
+void CloseByForce(UcxWorker* worker, std::initializer_list<ucp_ep_h> endpoints,
+                  int64_t timeout_ms = 1000);
 
 }  // namespace quiver::transport

@@ -74,16 +74,7 @@ class RawPeer {
     params.err_handler.arg = this;
     EXPECT_EQ(ucp_ep_create(worker_->get(), &params, &ep_), UCS_OK);
   }
-  ~RawPeer() {
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    for (ucp_ep_h ep : {data_ep_, ep_}) {
-      if (ep == nullptr) continue;
-      UcxRequest close(worker_->get(), ucp_ep_close_nbx(ep, &p));
-      (void)WaitFor(worker_.get(), &close, 1000, "close");
-    }
-  }
+  ~RawPeer() { CloseByForce(worker_.get(), {data_ep_, ep_}); }
 
   // Sends raw bytes as a control frame; returns the answer to `request`
   // (or an unsolicited error), "" if none came within 5 s.

@@ -68,14 +68,7 @@ class LyingServer {
     stop_ = true;
     thread_.join();
     sends_.clear();
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    for (ucp_ep_h ep : {data_ep_, ep_}) {
-      if (ep == nullptr) continue;
-      UcxRequest close(worker_->get(), ucp_ep_close_nbx(ep, &p));
-      (void)WaitFor(worker_.get(), &close, 1000, "close");
-    }
+    CloseByForce(worker_.get(), {data_ep_, ep_});
     ucp_listener_destroy(listener_);
   }
   uint16_t port() const { return port_; }

@@ -138,16 +138,7 @@ class DecimalArray : public FixedSizeBinaryArray {
   using FixedSizeBinaryArray::FixedSizeBinaryArray;
   // The value as a Decimal128: sign-extended from decimal32/64; for
   // decimal256, only when it fits (else use FormatValue or the bytes).
-  Decimal128 Value(int64_t i) const {
-    if (byte_width() == 16 || byte_width() == 32)
-      return Decimal128::FromBytes(GetValue(i));
-    uint8_t full[16];
-    const uint8_t* v = GetValue(i);
-    const int w = byte_width();
-    std::memcpy(full, v, static_cast<size_t>(w));
-    std::memset(full + w, (v[w - 1] & 0x80) != 0 ? 0xFF : 0, static_cast<size_t>(16 - w));
-    return Decimal128::FromBytes(full);
-  }
+  Decimal128 Value(int64_t i) const { return LoadDecimal128(GetValue(i), byte_width()); }
   std::string FormatValue(int64_t i) const {
     return FormatDecimal(GetValue(i), byte_width(), data_->type->scale());
   }

@@ -70,6 +70,16 @@ int32_t DecimalDigits(const uint8_t* bytes, int width);
 // syntax, more fractional digits than `scale`, or more digits than
 // MaxDecimalPrecision(8 * width).
 Status ParseDecimal(std::string_view text, int32_t scale, int width, uint8_t* out);
+// The `width`-byte value at `bytes` as a Decimal128: sign-extended from 4 or
+// 8 bytes; from 32 bytes, its low 16 (exact only when it fits).
+inline Decimal128 LoadDecimal128(const uint8_t* bytes, int width) {
+  if (width >= 16) return Decimal128::FromBytes(bytes);
+  uint8_t full[16];
+  std::memcpy(full, bytes, static_cast<size_t>(width));
+  std::memset(full + width, (bytes[width - 1] & 0x80) != 0 ? 0xFF : 0,
+              static_cast<size_t>(16 - width));
+  return Decimal128::FromBytes(full);
+}
 // Writes `value` as `width` bytes (sign-extended, or its low bytes: the
 // caller has checked that it fits).
 void StoreDecimal(const Decimal128& value, int width, uint8_t* out);
