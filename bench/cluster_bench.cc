@@ -11,6 +11,9 @@
 //              broken down (malloc with step 2, write, seal, serialise, send)
 //   Fig. 5.1   descriptor publish vs SendTableFull by table size, and
 //              publish at 1 GiB vs 1 MiB (the cost must not grow)
+//   far Get    Client::Get on a node outside the table's memory group (the
+//              rows come over UCX into its own region) vs memcpy of the same
+//              bytes and vs SendTableFull of the same table
 // It starts its own clusters (quiverd next to this binary's build tree,
 // fresh credentials) and is a client of node 0.
 #include <netinet/in.h>
@@ -20,7 +23,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <map>
+#include <sstream>
 
 #include "bench_util.h"
 #include "control/local_cluster.h"
@@ -309,11 +314,148 @@ BENCHMARK(BM_Publish_nodes)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// ---------------------------------------------------------------------------
+// A far Get: node 0 (memory group "a", this process) publishes; node 1
+// (group "b", a process forked before this one had any thread) gets the
+// table, whose rows come over the transport into its own region.
+
+std::unique_ptr<control::LocalCluster> g_far;
+std::unique_ptr<Client> g_far_client;
+FILE* g_far_to = nullptr;    // commands to the reader: "NAME COUNT"
+FILE* g_far_from = nullptr;  // its answers: COUNT seconds, or "error ..."
+pid_t g_far_pid = -1;
+
+// The reader: answers each "NAME COUNT" with the seconds of COUNT Gets.
+[[noreturn]] void FarReaderLoop(const std::string& config, FILE* in, FILE* out) {
+  std::unique_ptr<Client> client;
+  char line[512];
+  while (std::fgets(line, sizeof(line), in) != nullptr) {
+    std::istringstream words(line);
+    std::string name;
+    int count = 0;
+    words >> name >> count;
+    std::ostringstream answer;
+    Status st;
+    if (client == nullptr) {
+      auto c = Client::Connect({config, 1});
+      if (c.ok()) client = std::move(*c);
+      st = c.status();
+    }
+    // One Get first, untimed: it makes the persistent endpoint to the home
+    // (UCX set-up and the crossover measurement happen once per client).
+    for (int i = -1; st.ok() && i < count; ++i) {
+      auto t0 = Clock::now();
+      auto table = client->Get(name);
+      const double s = Seconds(Clock::now() - t0);
+      st = table.status();
+      if (st.ok() && (*table)->num_rows() == 0) st = Status::Invalid("no rows");
+      table = Status::Cancelled("dropped");
+      if (st.ok()) st = client->Drain();  // the copy's memory back before the next
+      if (i >= 0) answer << s << " ";
+    }
+    if (!st.ok()) {
+      std::string text = st.ToString();
+      for (char& ch : text) ch = ch == '\n' ? ' ' : ch;
+      answer.str("error " + text);
+    }
+    std::fprintf(out, "%s\n", answer.str().c_str());
+    std::fflush(out);
+  }
+  client.reset();
+  _exit(0);
+}
+
+Status StartFar() {
+  control::LocalClusterOptions o;
+  o.nodes = 2;
+  o.region_size = 1ULL << 30;
+  o.name_prefix = "benchfar";
+  o.base = 0x600000000000ULL;
+  o.memory_groups = {"a", "b"};
+  o.transport = true;
+  o.limits.session_quota = {1.0, 0};
+  o.limits.node_quota = {1.0, 0};
+  QUIVER_ASSIGN_OR_RAISE(g_far, control::LocalCluster::Start(o));
+  int to[2], from[2];
+  if (pipe(to) != 0 || pipe(from) != 0) return Status::IOError("pipe");
+  const pid_t pid = fork();
+  if (pid < 0) return Status::IOError("fork");
+  if (pid == 0) {
+    close(to[1]);
+    close(from[0]);
+    FarReaderLoop(g_far->config_path(), fdopen(to[0], "r"), fdopen(from[1], "w"));
+  }
+  g_far_pid = pid;
+  close(to[0]);
+  close(from[1]);
+  g_far_to = fdopen(to[1], "w");
+  g_far_from = fdopen(from[0], "r");
+  return Status::OK();
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  std::vector<uint8_t> src(n, 1), dst(n, 0);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), n);
+    benchmark::DoNotOptimize(dst.data());
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_Memcpy)->Arg(16 << 20)->Arg(256 << 20)->Unit(benchmark::kMillisecond);
+
+void BM_FarGet(benchmark::State& state) {
+  const std::string name = "far-" + std::to_string(state.range(0));
+  static std::map<std::string, RecordBatchPtr> published;
+  if (g_far_client == nullptr) {
+    auto c = Client::Connect({g_far->config_path(), 0});
+    if (!c.ok()) return state.SkipWithError(c.status().ToString().c_str());
+    g_far_client = std::move(*c);
+  }
+  if (published[name] == nullptr) {
+    const int64_t n = state.range(0) / 8;
+    uint8_t* p = nullptr;
+    Status st = g_far_client->local_pool()->Allocate(n * 8, 64, &p);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    auto* v = reinterpret_cast<uint64_t*>(p);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<uint64_t>(i);
+    published[name] = Uint64Batch(p, n);
+    st = g_far_client->Publish(published[name], name);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  }
+  std::fprintf(g_far_to, "%s %lld\n", name.c_str(),
+               static_cast<long long>(state.max_iterations));
+  std::fflush(g_far_to);
+  char line[65536];
+  if (std::fgets(line, sizeof(line), g_far_from) == nullptr) {
+    return state.SkipWithError("the far reader is gone");
+  }
+  if (std::strncmp(line, "error", 5) == 0) return state.SkipWithError(line);
+  std::istringstream times(line);
+  for (auto _ : state) {
+    double s = 0;
+    times >> s;
+    state.SetIterationTime(s);
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_FarGet)
+    ->Arg(16 << 20)
+    ->Arg(256 << 20)
+    ->Iterations(bench::QuickOr(5, 3))
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace quiver
 
 int main(int argc, char** argv) {
   using namespace quiver;
+  // Before this process has any thread: the far reader is forked.
+  if (Status st = StartFar(); !st.ok()) {
+    std::fprintf(stderr, "cluster_bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
   // 1 GiB tables plus their full copies.
   auto two = Start(2, 6ULL << 30, 0x300000000000ULL, "bench");
   if (!two.ok()) {
@@ -321,19 +463,25 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::tie(g_cluster, g_client) = std::move(*two);
-  int rc =
-      bench::RunWithRatios(argc, argv,
-                           {{"BM_Ping_local_unix", "BM_SocketRoundTrip", "time"},
-                            {"BM_Ping_peer_tcp", "BM_TcpRoundTrip", "time"},
-                            {"BM_Malloc_remote", "BM_TcpRoundTrip", "time"},
-                            {"BM_Malloc_own_daemon", "BM_SocketRoundTrip", "time"},
-                            {"BM_Malloc_remote", "BM_Malloc_local", "time"},
-                            {"BM_Publish_nodes/2", "BM_Ping_peer_tcp", "time"},
-                            {"BM_Publish_local_only", "BM_Ping_local_unix", "time"},
-                            {"BM_Publish_nodes/8", "BM_Publish_nodes/2", "time"},
-                            {"BM_Init1GiB/remote:1", "BM_Init1GiB/remote:0", "time"},
-                            {"BM_SendTableFull/", "BM_Publish/", "time"},
-                            {"BM_Publish/1073741824", "BM_Publish/1048576", "time"}});
+  int rc = bench::RunWithRatios(argc, argv,
+                                {{"BM_Ping_local_unix", "BM_SocketRoundTrip", "time"},
+                                 {"BM_Ping_peer_tcp", "BM_TcpRoundTrip", "time"},
+                                 {"BM_Malloc_remote", "BM_TcpRoundTrip", "time"},
+                                 {"BM_Malloc_own_daemon", "BM_SocketRoundTrip", "time"},
+                                 {"BM_Malloc_remote", "BM_Malloc_local", "time"},
+                                 {"BM_Publish_nodes/2", "BM_Ping_peer_tcp", "time"},
+                                 {"BM_Publish_local_only", "BM_Ping_local_unix", "time"},
+                                 {"BM_Publish_nodes/8", "BM_Publish_nodes/2", "time"},
+                                 {"BM_Init1GiB/remote:1", "BM_Init1GiB/remote:0", "time"},
+                                 {"BM_SendTableFull/", "BM_Publish/", "time"},
+                                 {"BM_Publish/1073741824", "BM_Publish/1048576", "time"},
+                                 {"BM_FarGet/", "BM_Memcpy/"},
+                                 {"BM_FarGet/", "BM_SendTableFull/"}});
+  std::fclose(g_far_to);  // the reader exits
+  std::fclose(g_far_from);
+  waitpid(g_far_pid, nullptr, 0);
+  g_far_client.reset();
+  (void)g_far->Stop();
   g_client8.reset();
   g_client.reset();
   if (g_cluster8) (void)g_cluster8->Stop();

@@ -145,6 +145,10 @@ class Client final : public memory::RemoteAllocator {
 
   // The chunks published under `name`, zero-copy: their buffers point into
   // cluster memory and stay pinned at their owners while any is referenced.
+  // Chunks in the memory of nodes outside this node's memory group (see
+  // memory::NodeConfig::memory) are read over the transport from their home
+  // into this node's region instead, in one or more pieces (consecutive
+  // rows), held by this client's session there until released.
   Result<std::vector<control::PositionedChunk>> GetChunks(const std::string& name,
                                                           const GetOptions& options = {});
   // All chunks as one table, ordered by first row.
@@ -186,6 +190,9 @@ class Client final : public memory::RemoteAllocator {
   Status SealRanges(const std::vector<control::BufferRange>& ranges, bool flush_remote);
   Status PublishBatches(const std::vector<RecordBatchPtr>& batches,
                         const std::string& name, const PublishOptions& options);
+  // A chunk homed outside this node's memory group, read over the transport.
+  Result<std::vector<RecordBatchPtr>> FetchFar(uint64_t id, uint32_t home,
+                                               const std::string& descriptor);
 
   friend class store::ObjectStore;  // works on the Client's sessions
 

@@ -134,6 +134,12 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
     n.size = o.region_size;
     n.backing = o.backing;
     n.path = "/dev/shm/quiver-" + cfg.name + "-" + std::to_string(i);
+    if (i < static_cast<int>(o.memory_groups.size())) n.memory = o.memory_groups[i];
+    if (o.transport) {
+      QUIVER_ASSIGN_OR_RAISE(int tport,
+                             FreeTcpPort(o.hosts.empty() ? host : "127.0.0.1"));
+      n.transport = host + ":" + std::to_string(tport);
+    }
     cfg.nodes.push_back(n);
   }
   QUIVER_RETURN_NOT_OK(memory::ValidateClusterConfig(cfg));

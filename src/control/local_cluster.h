@@ -33,6 +33,11 @@ struct LocalClusterOptions {
   std::vector<std::vector<std::string>> exec_prefix;
   // Host each node's control address binds to (default 127.0.0.1).
   std::vector<std::string> hosts;
+  // Memory group of node i (NodeConfig::memory); missing entries: "".
+  std::vector<std::string> memory_groups;
+  // Every node serves its tables over the transport (a free port on its
+  // host) to nodes outside its memory group.
+  bool transport = false;
   // Extra arguments for every daemon (e.g. {"--max-malloc", "1MiB"}). In
   // each, "{node}" becomes the node's id and "{dir}" the cluster's
   // directory (e.g. {"--store-spill", "{dir}/spill{node}"}).

@@ -45,6 +45,12 @@ const NodeConfig* ClusterConfig::FindNode(uint32_t id) const {
   return nullptr;
 }
 
+bool ClusterConfig::SharesMemory(uint32_t a, uint32_t b) const {
+  const NodeConfig* x = FindNode(a);
+  const NodeConfig* y = FindNode(b);
+  return x != nullptr && y != nullptr && x->memory == y->memory;
+}
+
 const NodeConfig* ClusterConfig::NodeOfAddress(uint64_t addr, uint64_t len) const {
   for (const auto& n : nodes) {
     if (n.Contains(addr, len)) return &n;
@@ -144,8 +150,9 @@ Status IdTooLarge(std::string_view where, uint64_t id) {
 // "host:port" or "[ipv6]:port": a non-empty host and a port in 1..65535.
 // Checked here so a typo fails when the file is loaded, not at the first
 // connection to that node.
-Status CheckHostPort(const std::string& control, const std::string& where) {
-  const std::string what = where + ".control '" + control + "'";
+Status CheckHostPort(const std::string& control, const std::string& where,
+                     const char* key = "control") {
+  const std::string what = where + "." + key + " '" + control + "'";
   std::string_view sv = control, host, port;
   if (!sv.empty() && sv.front() == '[') {
     const size_t close = sv.find(']');
@@ -176,6 +183,24 @@ Status CheckHostPort(const std::string& control, const std::string& where) {
   const unsigned long value = port.size() > 5 ? 0 : std::stoul(std::string(port));
   if (value < 1 || value > 65535) {
     return Status::Invalid(what, ": port ", port, " is not in 1..65535");
+  }
+  return Status::OK();
+}
+
+// A memory group names the nodes that can map each other's regions (one
+// host, or hosts joined by CXL or ThymesisFlow): the same rules as a
+// cluster name, or empty for the default group.
+Status CheckMemoryGroup(const std::string& group, const std::string& where) {
+  if (group.size() > 63) {
+    return Status::Invalid(where, ".memory '", group.substr(0, 63),
+                           "...' is longer than 63 characters");
+  }
+  for (char ch : group) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' &&
+        ch != '.') {
+      return Status::Invalid(where, ".memory '", group,
+                             "' may contain only letters, digits, '-', '_' and '.'");
+    }
   }
   return Status::OK();
 }
@@ -247,8 +272,10 @@ Result<std::string> ReadString(const toml::table& t, const char* key,
 
 Result<NodeConfig> ParseNode(const toml::table& t, size_t index) {
   std::string where = "node[" + std::to_string(index) + "]";
-  QUIVER_RETURN_NOT_OK(CheckKeys(
-      t, {"id", "control", "socket", "base", "size", "backing", "path"}, where));
+  QUIVER_RETURN_NOT_OK(CheckKeys(t,
+                                 {"id", "control", "socket", "base", "size", "backing",
+                                  "path", "memory", "transport"},
+                                 where));
   NodeConfig n;
   const toml::node* id = t.get("id");
   if (id == nullptr) return Status::Invalid(where, ".id is missing");
@@ -276,6 +303,8 @@ Result<NodeConfig> ParseNode(const toml::table& t, size_t index) {
                            "' is not one of shm, device, incoherent");
   }
   QUIVER_ASSIGN_OR_RAISE(n.path, ReadString(t, "path", where, false));
+  QUIVER_ASSIGN_OR_RAISE(n.memory, ReadString(t, "memory", where, false));
+  QUIVER_ASSIGN_OR_RAISE(n.transport, ReadString(t, "transport", where, false));
   return n;
 }
 
@@ -427,6 +456,10 @@ Status ValidateNode(const ClusterConfig& c, const NodeConfig& n) {
   if (n.id > kMaxNodeId) return IdTooLarge(where, n.id);
   QUIVER_RETURN_NOT_OK(CheckHostPort(n.control, where));
   QUIVER_RETURN_NOT_OK(CheckSocketPath(n.socket, where));
+  if (!n.transport.empty()) {
+    QUIVER_RETURN_NOT_OK(CheckHostPort(n.transport, where, "transport"));
+  }
+  QUIVER_RETURN_NOT_OK(CheckMemoryGroup(n.memory, where));
   if (n.base % align != 0) {
     return Status::Invalid(where, ".base ", Hex(n.base), " is not aligned to ", align,
                            " bytes",
@@ -514,9 +547,12 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
     if (!ids.insert(n.id).second)
       return Status::Invalid("node id ", n.id, " appears twice");
     QUIVER_RETURN_NOT_OK(ValidateNode(c, n));
-    if (!n.path.empty() && !paths.insert(n.path).second) {
+    // Nodes of different memory groups are different hosts: each may have
+    // its /dev/dax0.0. Region addresses stay unique in the whole cluster
+    // (an address names its owner everywhere).
+    if (!n.path.empty() && !paths.insert(n.memory + '\0' + n.path).second) {
       return Status::Invalid("node ", n.id, ".path '", n.path,
-                             "' is used by another node");
+                             "' is used by another node of its memory group");
     }
   }
   std::vector<const NodeConfig*> sorted;
@@ -669,6 +705,8 @@ std::string ClusterConfig::ToToml() const {
        << "\nsocket = " << Quote(n.socket) << "\nbase = " << Quote(Hex(n.base))
        << "\nsize = " << n.size << "\nbacking = \"" << BackingKindName(n.backing)
        << "\"\npath = " << Quote(n.path) << "\n";
+    if (!n.memory.empty()) ss << "memory = " << Quote(n.memory) << "\n";
+    if (!n.transport.empty()) ss << "transport = " << Quote(n.transport) << "\n";
   }
   return ss.str();
 }

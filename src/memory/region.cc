@@ -510,8 +510,10 @@ Result<std::unique_ptr<ClusterMap>> ClusterMap::Open(const ClusterConfig& config
   // The own region first: a daemon must have it ready before waiting on others.
   std::vector<const NodeConfig*> order;
   order.push_back(config.FindNode(local_node));
+  // Only the regions of its memory group: the others are not reachable
+  // from this host (their tables come over the transport).
   for (const auto& n : config.nodes) {
-    if (n.id != local_node) order.push_back(&n);
+    if (n.id != local_node && config.SharesMemory(local_node, n.id)) order.push_back(&n);
   }
   for (const NodeConfig* n : order) {
     RegionOptions ro;

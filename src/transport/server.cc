@@ -503,6 +503,8 @@ void Server::Impl::SendMetadata(Connection* c, uint64_t scan, std::string bytes)
 
 bool Server::Impl::PumpScans() {
   bool busy = false;
+  // Scans whose init failed: the client got no id to finalize them with.
+  std::vector<Scan*> failed;
   for (auto& [id, sp] : scans_) {
     Scan* s = sp.get();
     Connection* c = connections_.at(s->connection).get();
@@ -522,6 +524,8 @@ bool Server::Impl::PumpScans() {
                wire::Encode(wire::ScanId{s->id}));
       } else {
         AnswerError(c, s->init_request, 0, *ready_status);
+        failed.push_back(s);
+        continue;
       }
     }
     for (Message& m : ready) {
@@ -560,6 +564,7 @@ bool Server::Impl::PumpScans() {
       }
     }
   }
+  for (Scan* s : failed) EndScan(s);
   return busy;
 }
 

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <sstream>
 
 #include "cluster/cluster_util.h"
 #include "control/local_cluster.h"
@@ -46,6 +48,39 @@ class NetnsCluster : public ::testing::Test {
   std::string Bridge() const { return prefix_ + "br"; }
   std::string Ns(int i) const { return prefix_ + "n" + std::to_string(i); }
   std::string Ip(int i) const { return subnet_ + std::to_string(i + 1); }
+  // Runs a command in node i's namespace, UCX limited to TCP.
+  std::vector<std::string> In(int i) const {
+    return {"ip", "netns", "exec", Ns(i), "env", "UCX_TLS=tcp"};
+  }
+  struct NodeUsage {
+    double used = 0;  // MiB, as `quiver status` prints it (0.1 MiB steps)
+    uint64_t objects = 0;
+  };
+  // Node `node`'s region usage, as its own daemon reports it.
+  Result<NodeUsage> Usage(const std::string& config, int node) const {
+    std::vector<std::string> argv = In(node);
+    for (std::string a :
+         {BinaryPath("quiver"), std::string("status"), std::string("--config"), config,
+          std::string("--node"), std::to_string(node)}) {
+      argv.push_back(a);
+    }
+    Child status = Child::Start(argv);
+    if (status.Finish() != 0) return Status::IOError("quiver status: ", status.output());
+    std::istringstream lines(status.output());
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string id, state, control, base, backing, size, free;
+      double used = 0;
+      uint64_t objects = 0;
+      if (f >> id >> state >> control >> base >> backing >> size >> used >> free >>
+              objects &&
+          id == std::to_string(node)) {
+        return NodeUsage{used, objects};
+      }
+    }
+    return Status::IOError("no line for node ", node, " in:\n", status.output());
+  }
 
   static constexpr int kNodes = 3;
   std::string prefix_, subnet_;
@@ -105,6 +140,102 @@ TEST_F(NetnsCluster, NodesInSeparateNamespacesShareRegionsAndTalkTcp) {
   EXPECT_EQ(status.Finish(), 0) << status.output();
   EXPECT_NE(status.output().find("demo.full"), std::string::npos) << status.output();
   EXPECT_EQ(status.output().find("OFFLINE"), std::string::npos) << status.output();
+  EXPECT_TRUE((*cluster)->Stop().ok());
+}
+
+// One cluster, two kinds of node: nodes 0 and 1 share memory (one memory
+// group), node 2 shares none with them (its own group, its own namespace,
+// UCX over TCP only). Every node publishes a slice of one HugeTable and reads
+// the whole of it: nodes 0 and 1 read each other's slices zero-copy and node
+// 2's over the transport; node 2 reads theirs over the transport, into its
+// own region. A reader of node 2 killed while holding those copies leaves
+// node 2's region as it was.
+TEST_F(NetnsCluster, ANodeSharingNoMemoryGetsTablesOverTheTransport) {
+  control::LocalClusterOptions o;
+  o.nodes = kNodes;
+  o.region_size = 64ULL << 20;
+  o.quiverd = BinaryPath("quiverd");
+  o.name_prefix = "mixed";
+  o.memory_groups = {"a", "a", "b"};
+  o.transport = true;
+  for (int i = 0; i < kNodes; ++i) {
+    o.exec_prefix.push_back(In(i));
+    o.hosts.push_back(Ip(i));
+  }
+  auto cluster = control::LocalCluster::Start(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  const std::string config = (*cluster)->config_path();
+  std::vector<Child> workers;
+  for (int i = 0; i < kNodes; ++i) {
+    std::vector<std::string> argv = In(i);
+    for (std::string a :
+         {BinaryPath("quiver"), std::string("demo-node"), std::string("--config"), config,
+          std::string("--node"), std::to_string(i), std::string("--rows"),
+          std::string("300000")}) {
+      argv.push_back(a);
+    }
+    // Node 0 builds in node 1's memory (same group); node 2 cannot.
+    if (i == 0) argv.insert(argv.end(), {"--owner", "1"});
+    workers.push_back(Child::Start(argv));
+    ASSERT_TRUE(workers.back().started());
+  }
+  for (int i = 0; i < kNodes; ++i) {
+    const std::string& out = workers[i].output();
+    EXPECT_EQ(workers[i].Finish(300000), 0) << "node " << i << ":\n" << out;
+    EXPECT_NE(out.find("sums_ok=1"), std::string::npos) << out;
+    EXPECT_NE(out.find("full_sums_ok=1"), std::string::npos) << out;
+    // Node 2 holds every row in its own memory: the others' came over UCX.
+    // Node 0 reads node 1's region zero-copy (its own slice is there too);
+    // node 1 holds all but node 2's slice already, and node 2's came over.
+    EXPECT_NE(out.find(i == 0 ? "own_region=0" : "own_region=1"), std::string::npos)
+        << "node " << i << ":\n"
+        << out;
+  }
+  // Node 2 cannot allocate in node 0's region: a clear error, not a fault.
+  {
+    std::vector<std::string> argv = In(2);
+    for (std::string a :
+         {BinaryPath("quiver"), std::string("demo-node"), std::string("--config"), config,
+          std::string("--node"), std::string("2"), std::string("--rows"),
+          std::string("3000"), std::string("--name"), std::string("refused"),
+          std::string("--owner"), std::string("0"), std::string("--no-full")}) {
+      argv.push_back(a);
+    }
+    Child refused = Child::Start(argv);
+    EXPECT_NE(refused.Finish(120000), 0) << refused.output();
+    EXPECT_NE(refused.output().find("different memory groups"), std::string::npos)
+        << refused.output();
+  }
+  // The copies belong to the reader's session at node 2: killed while it
+  // holds them, the reader leaves node 2's region as it found it.
+  const auto before = Usage(config, 2);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  std::vector<std::string> argv = In(2);
+  for (std::string a :
+       {BinaryPath("quiver"), std::string("demo-read"), std::string("--config"), config,
+        std::string("--node"), std::string("2"), std::string("--chunks"),
+        std::string("3"), std::string("--rows"), std::string("300000"),
+        std::string("--hold")}) {
+    argv.push_back(a);
+  }
+  Child reader = Child::Start(argv);
+  ASSERT_NE(reader.WaitForLine("pinned", 120000), "") << reader.output();
+  EXPECT_NE(reader.output().find("sums_ok=1"), std::string::npos) << reader.output();
+  const auto holding = Usage(config, 2);
+  ASSERT_TRUE(holding.ok()) << holding.status().ToString();
+  EXPECT_GT(holding->objects, before->objects);
+  EXPECT_GT(holding->used, before->used);
+  reader.Kill(SIGKILL);
+  EXPECT_EQ(reader.Finish(), 128 + SIGKILL);
+  Result<NodeUsage> after = before;
+  for (int i = 0; i < 200; ++i) {
+    after = Usage(config, 2);
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    if (after->objects == before->objects && after->used == before->used) break;
+    usleep(50000);
+  }
+  EXPECT_EQ(after->objects, before->objects);
+  EXPECT_EQ(after->used, before->used);
   EXPECT_TRUE((*cluster)->Stop().ok());
 }
 

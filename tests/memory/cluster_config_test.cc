@@ -404,5 +404,44 @@ TEST(ClusterConfigTest, MissingFileIsIOError) {
   EXPECT_NE(r.status().message().find("/nonexistent/quiver.toml"), std::string::npos);
 }
 
+TEST(ClusterConfig, MemoryGroupsSayWhichNodesMapEachOthersRegions) {
+  // The default: one group, every node maps every region.
+  auto one = ParseClusterConfig(kValid);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_TRUE(one->SharesMemory(0, 1));
+  EXPECT_FALSE(one->SharesMemory(0, 7));
+  // Node 1 in a group of its own, serving its tables over the transport.
+  std::string two = kValid;
+  two += "memory = \"rack-2\"\ntransport = \"[::1]:7700\"\n";
+  auto split = ParseClusterConfig(two);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  EXPECT_FALSE(split->SharesMemory(0, 1));
+  EXPECT_TRUE(split->SharesMemory(1, 1));
+  EXPECT_EQ(split->FindNode(1)->memory, "rack-2");
+  EXPECT_EQ(split->FindNode(1)->transport, "[::1]:7700");
+  EXPECT_EQ(split->FindNode(0)->transport, "");
+  auto back = ParseClusterConfig(split->ToToml());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->FindNode(1)->memory, "rack-2");
+  EXPECT_EQ(back->FindNode(1)->transport, "[::1]:7700");
+  // Bad values are named.
+  auto port = ParseClusterConfig(std::string(kValid) + "transport = \"h:0\"\n");
+  ASSERT_FALSE(port.ok());
+  EXPECT_NE(port.status().message().find("node 1.transport 'h:0': port 0"),
+            std::string::npos)
+      << port.status().ToString();
+  auto group = ParseClusterConfig(std::string(kValid) + "memory = \"a b\"\n");
+  ASSERT_FALSE(group.ok());
+  EXPECT_NE(group.status().message().find("node 1.memory 'a b' may contain only"),
+            std::string::npos)
+      << group.status().ToString();
+  // Two hosts may each have the same device path; one host may not.
+  const std::string same_path = With(
+      "size = \"64MiB\"", "size = \"64MiB\"\npath = \"/dev/shm/quiver-test-custom\"");
+  EXPECT_FALSE(ParseClusterConfig(same_path).ok());
+  auto hosts = ParseClusterConfig(same_path + "memory = \"b\"\n");
+  EXPECT_TRUE(hosts.ok()) << hosts.status().ToString();
+}
+
 }  // namespace
 }  // namespace quiver::memory

@@ -244,7 +244,10 @@ std::vector<Section> MakeSections() {
        "stronger than Thallium or gRPC), and tagged sends of the same bytes "
        "between two UCX workers of one process (what the transport could reach). "
        "Queries end to end: DuckDB in the server process selects 1-100% of a "
-       "4-column table, through the transport and through the same IPC socket.",
+       "4-column table, through the transport and through the same IPC socket. "
+       "Far Get: `Client::Get` on a node of another memory group (the chunk's "
+       "home daemon serves it over UCX into the reader's region) vs memcpy of "
+       "the same bytes and vs SendTableFull of the same table.",
        ""});
   s.push_back({"ipc", "Arrow IPC write and read (Quiver's own)", "", "", "",
                "Writing the Figure 5.1 table (int64, int8, uint16) as an IPC stream and "
@@ -549,6 +552,22 @@ std::vector<FigureSpec> MakeFigures() {
          "transport", std::string("BM_QueryUcx/") + pct + "/real_time", Time("ms"),
          "the same over serialised IPC", std::string("BM_QueryTcp/") + pct + "/real_time",
          Time("ms"), std::nullopt});
+  }
+  // One cluster, two kinds of node: Client::Get of a table whose memory the
+  // reader's node does not map (the rows come over the transport).
+  for (const char* size : {"16777216", "268435456"}) {
+    const std::string mib = std::to_string(std::stoll(size) >> 20) + "MiB";
+    add({"thallus", "thallus/far-get/" + mib,
+         "Get of a " + mib + " table from another memory group", "cluster",
+         std::string("BM_FarGet/") + size + "/manual_time", BytesPerSecond(),
+         "memcpy of the same bytes", std::string("BM_Memcpy/") + size, BytesPerSecond(),
+         std::nullopt});
+    add({"thallus", "thallus/far-get-vs-full/" + mib,
+         "Get of a " + mib + " table from another memory group", "cluster",
+         std::string("BM_FarGet/") + size + "/manual_time", BytesPerSecond(),
+         "SendTableFull of it to one node",
+         std::string("BM_SendTableFull/") + size + "/manual_time", BytesPerSecond(),
+         std::nullopt});
   }
   add({"thallus", "thallus/tcp/100/100", "scan over TCP (UCX_TLS=tcp), all rows",
        "transport", "BM_Scan/2/1/100/100/real_time", BytesPerSecond(),

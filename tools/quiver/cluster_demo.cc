@@ -233,6 +233,9 @@ int DemoNodeCommand(const Args& in) {
                            client->GetHugeTable(name, {60000, static_cast<uint32_t>(k)}));
     out << "get_ms=" << Ms(Clock::now() - t0) << "\n";
     const bool zero_copy = AllInCluster(*table, client->cluster(), nullptr);
+    // 1 where every row is in this node's memory: what other nodes
+    // published came over the transport (nodes outside their memory group).
+    const bool own_region = AllInCluster(*table, client->cluster(), cfg.FindNode(node));
     t0 = Clock::now();
     QUIVER_ASSIGN_OR_RAISE(Sums sums, SumTable(*table));
     out << "sum_ms=" << Ms(Clock::now() - t0) << "\n";
@@ -240,7 +243,8 @@ int DemoNodeCommand(const Args& in) {
     const bool sums_ok = sums == want;
     ok = ok && sums_ok && zero_copy;
     out << "sums=" << sums.ToString() << "\nsums_ok=" << sums_ok
-        << "\nzero_copy=" << zero_copy << "\nrows_seen=" << sums.rows << "\n";
+        << "\nzero_copy=" << zero_copy << "\nown_region=" << own_region
+        << "\nrows_seen=" << sums.rows << "\n";
     table.reset();
     QUIVER_RETURN_NOT_OK(phase(kSummed));
 

@@ -25,6 +25,8 @@
 //   size = "1GiB"                 # bytes, or a string with KiB/MiB/GiB/TiB
 //   backing = "shm"               # shm | device | incoherent
 //   path = "/dev/shm/quiver-demo-0"   # optional for shm/incoherent; required for device
+//   memory = "rack1"              # optional: the nodes that map each other's regions
+//   transport = "10.0.0.1:7700"   # optional: serves its tables over UCX to the others
 #pragma once
 
 #include <cstdint>
@@ -52,6 +54,15 @@ struct NodeConfig {
   uint64_t size = 0;    // region size in bytes
   BackingKind backing = BackingKind::kShm;
   std::string path;  // backing file or device
+  // The memory group: nodes with the same group map each other's regions
+  // (one host, or hosts joined by CXL or ThymesisFlow). Empty is a group
+  // too, the default one. A node reads the tables of a node outside its
+  // group over the transport (docs/transport.md, "One cluster, two kinds
+  // of node").
+  std::string memory;
+  // "host:port" where the node's daemon serves its tables over UCX to nodes
+  // outside its memory group; empty: it serves none.
+  std::string transport;
 
   uint64_t end() const { return base + size; }
   bool Contains(uint64_t addr, uint64_t len = 1) const {
@@ -99,6 +110,9 @@ struct ClusterConfig {
 
   // The node with `id`, or nullptr.
   const NodeConfig* FindNode(uint32_t id) const;
+  // Whether a process of node `a` maps node `b`'s region (same memory
+  // group). False if either node is unknown.
+  bool SharesMemory(uint32_t a, uint32_t b) const;
   // The node whose region contains [addr, addr + len), or nullptr.
   const NodeConfig* NodeOfAddress(uint64_t addr, uint64_t len = 1) const;
   // Serialises back to TOML (round-trips through Parse).

@@ -325,6 +325,16 @@ std::vector<ChunkMeta> Directory::HomedAt(uint32_t home) const {
   return out;
 }
 
+Result<ChunkMeta> Directory::Find(uint64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = chunks_.find(id);
+  if (it == chunks_.end()) {
+    return Status::NotFound("chunk ", Hex(id), " is not published (any more) on node ",
+                            self_);
+  }
+  return it->second.meta;
+}
+
 Result<std::vector<uint64_t>> Directory::ObjectsOf(
     const std::vector<uint64_t>& ids) const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -89,6 +89,8 @@ class Directory {
 
   std::vector<ChunkMeta> Lookup(const std::string& name) const;  // by first_row
   std::vector<ChunkMeta> HomedAt(uint32_t home) const;
+  // The chunk with this id (NotFound if it is not registered here).
+  Result<ChunkMeta> Find(uint64_t id) const;
   // This node's objects used by these chunks (NotFound if one is unknown).
   Result<std::vector<uint64_t>> ObjectsOf(const std::vector<uint64_t>& ids) const;
   std::vector<TableSummary> List() const;

@@ -128,49 +128,16 @@ MemoryPool* Client::pool(uint32_t node) {
 
 Result<uint64_t> Client::RemoteAllocate(uint32_t node, uint64_t size,
                                         uint64_t alignment) {
-  Link* l = core_->link(node);
-  if (l == nullptr) return Status::Invalid("no node ", node, " in the cluster");
-  wire::MallocRequest req;
-  req.set_size(size);
-  req.set_alignment(alignment);
-  wire::MallocReply rep;
-  QUIVER_RETURN_NOT_OK(
-      l->Call(control::rpc::Method::kMalloc, req, &rep, options_.call_timeout_ms));
-  core_->Allocated(node, rep.address(), rep.size(), l->view().epoch);
-  // Step 2 for this node: the owner had every other node flush the range.
-  QUIVER_RETURN_NOT_OK(
-      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
-  return rep.address();
+  return core_->RemoteAllocate(node, size, alignment);
 }
 
 Result<uint64_t> Client::RemoteReallocate(uint32_t node, uint64_t address,
                                           uint64_t new_size, uint64_t alignment) {
-  Link* l = core_->link(node);
-  if (l == nullptr) return Status::Invalid("no node ", node, " in the cluster");
-  // What this process wrote must be in memory before the owner copies it.
-  const uint64_t old = core_->AllocatedSize(node, address);
-  if (old != 0 && node != options_.node) {
-    QUIVER_RETURN_NOT_OK(
-        coherence::FlushRange(reinterpret_cast<const void*>(address), old));
-  }
-  wire::ReallocRequest req;
-  req.set_address(address);
-  req.set_new_size(new_size);
-  req.set_alignment(alignment);
-  wire::MallocReply rep;
-  QUIVER_RETURN_NOT_OK(
-      l->Call(control::rpc::Method::kRealloc, req, &rep, options_.call_timeout_ms));
-  core_->Forget(node, address);
-  core_->Allocated(node, rep.address(), rep.size(), l->view().epoch);
-  // Step 2 for this node: the owner had every other node flush the range.
-  QUIVER_RETURN_NOT_OK(
-      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
-  return rep.address();
+  return core_->RemoteReallocate(node, address, new_size, alignment);
 }
 
 Status Client::RemoteFree(uint32_t node, uint64_t address) {
-  core_->QueueFree(node, address);
-  return Status::OK();
+  return core_->RemoteFree(node, address);
 }
 
 // ---------------------------------------------------------------------------
@@ -420,12 +387,28 @@ Result<std::vector<control::PositionedChunk>> Client::GetChunks(
   std::vector<control::PositionedChunk> out;
   std::map<uint32_t, std::vector<BufferRange>> read_at;
   for (const auto& c : found.chunks()) {
-    auto batch = control::DecodeDescriptor(c.batch_descriptor(), validator, pins);
-    if (!batch.ok()) {
-      return batch.status().WithContext("chunk of node " + std::to_string(c.publisher()) +
-                                        " at row " + std::to_string(c.first_row()) +
-                                        " of '" + name + "'");
+    auto context = [&] {
+      return "chunk of node " + std::to_string(c.publisher()) + " at row " +
+             std::to_string(c.first_row()) + " of '" + name + "'";
+    };
+    bool far = false;
+    for (uint32_t o : c.owners()) far = far || cluster()->region(o) == nullptr;
+    if (far) {
+      // Memory this process cannot map: the rows come over the transport
+      // from the chunk's home into this node's region (the pins taken
+      // above hold them at their owners meanwhile).
+      auto got = FetchFar(c.id(), c.home(), c.batch_descriptor());
+      if (!got.ok()) return got.status().WithContext(context());
+      uint64_t row = c.first_row();
+      for (auto& b : *got) {
+        const auto n = static_cast<uint64_t>(b->num_rows());
+        out.push_back({row, c.publisher(), std::move(b)});
+        row += n;
+      }
+      continue;
     }
+    auto batch = control::DecodeDescriptor(c.batch_descriptor(), validator, pins);
+    if (!batch.ok()) return batch.status().WithContext(context());
     auto by_owner = ByOwner(config(), RangesOf(**batch));
     if (by_owner.ok()) {
       for (auto& [o, list] : *by_owner) {
@@ -442,6 +425,15 @@ Result<std::vector<control::PositionedChunk>> Client::GetChunks(
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.first_row < b.first_row; });
   return out;
+}
+
+Result<std::vector<RecordBatchPtr>> Client::FetchFar(uint64_t id, uint32_t home,
+                                                     const std::string& descriptor) {
+  // Only the framing and schema: the addresses are not this process's.
+  QUIVER_ASSIGN_OR_RAISE(
+      auto info, control::InspectDescriptor(
+                     descriptor, [](uint64_t, uint64_t) { return Status::OK(); }));
+  return core_->far()->Fetch(id, home, info, core_);
 }
 
 Result<TablePtr> Client::Get(const std::string& name, const GetOptions& options) {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "control/rpc/wire.h"
+#include "quiver/coherence/flush.h"
 
 namespace quiver::control::client {
 
@@ -405,6 +406,69 @@ void Core::Loop(std::weak_ptr<Core> core, std::shared_ptr<Waker> waker) {
     Busy(-1);
   }
   OPENSSL_thread_stop();
+}
+
+// ---------------------------------------------------------------------------
+// Allocation in a region this process maps (step 2 of the coherency
+// protocol: the owner has every other node of its memory group flush the
+// range before it answers; a flush here does this node).
+
+Status Core::CheckMapped(uint32_t node) {
+  if (map_->region(node) != nullptr) return Status::OK();
+  const memory::NodeConfig* n = config().FindNode(node);
+  const memory::NodeConfig* self = config().FindNode(options_.node);
+  return Status::Invalid("node ", node, "'s region is not mapped on node ", options_.node,
+                         ": they are in different memory groups ('",
+                         n ? n->memory : std::string(), "' and '",
+                         self ? self->memory : std::string(), "')");
+}
+
+Result<uint64_t> Core::RemoteAllocate(uint32_t node, uint64_t size, uint64_t alignment) {
+  Link* l = link(node);
+  if (l == nullptr) return Status::Invalid("no node ", node, " in the cluster");
+  QUIVER_RETURN_NOT_OK(CheckMapped(node));
+  wire::MallocRequest req;
+  req.set_size(size);
+  req.set_alignment(alignment);
+  wire::MallocReply rep;
+  QUIVER_RETURN_NOT_OK(
+      l->Call(control::rpc::Method::kMalloc, req, &rep, options_.call_timeout_ms));
+  Allocated(node, rep.address(), rep.size(), l->view().epoch);
+  // Step 2 for this node: the owner had every other node flush the range.
+  QUIVER_RETURN_NOT_OK(
+      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
+  return rep.address();
+}
+
+Result<uint64_t> Core::RemoteReallocate(uint32_t node, uint64_t address,
+                                        uint64_t new_size, uint64_t alignment) {
+  Link* l = link(node);
+  if (l == nullptr) return Status::Invalid("no node ", node, " in the cluster");
+  QUIVER_RETURN_NOT_OK(CheckMapped(node));
+  // What this process wrote must be in memory before the owner copies it.
+  const uint64_t old = AllocatedSize(node, address);
+  if (old != 0 && node != options_.node) {
+    QUIVER_RETURN_NOT_OK(
+        coherence::FlushRange(reinterpret_cast<const void*>(address), old));
+  }
+  wire::ReallocRequest req;
+  req.set_address(address);
+  req.set_new_size(new_size);
+  req.set_alignment(alignment);
+  wire::MallocReply rep;
+  QUIVER_RETURN_NOT_OK(
+      l->Call(control::rpc::Method::kRealloc, req, &rep, options_.call_timeout_ms));
+  Forget(node, address);
+  Allocated(node, rep.address(), rep.size(), l->view().epoch);
+  // Step 2 for this node: the owner had every other node flush the range.
+  QUIVER_RETURN_NOT_OK(
+      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
+  return rep.address();
+}
+
+Status Core::RemoteFree(uint32_t node, uint64_t address) {
+  QueueFree(node, address);
+  return Status::OK();
 }
 
 }  // namespace quiver::control::client

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "control/client/far.h"
 #include "control/client/link.h"
 #include "control/tls/tls_context.h"
 #include "quiver/client.h"
@@ -39,10 +40,10 @@ struct HeldPin {
   uint64_t epoch = 0;  // the link's session it belongs to
 };
 
-class Core {
+class Core final : public memory::RemoteAllocator {
  public:
   static Result<std::shared_ptr<Core>> Make(const ClientOptions& options);
-  ~Core();  // closes the links (no waiting on a daemon) and stops the thread
+  ~Core() override;  // closes the links (no waiting on a daemon) and stops the thread
 
   const ClientOptions& options() const { return options_; }
   const memory::ClusterConfig& config() const { return map_->config(); }
@@ -57,6 +58,17 @@ class Core {
   void Forget(uint32_t node, uint64_t address);
   // Queues the free of an allocation (dropped if its session is gone).
   void QueueFree(uint32_t node, uint64_t address);
+
+  // memory::RemoteAllocator: allocations in `node`'s region for this
+  // client's session there (a region this process maps only), frees queued.
+  Result<uint64_t> RemoteAllocate(uint32_t node, uint64_t size,
+                                  uint64_t alignment) override;
+  Result<uint64_t> RemoteReallocate(uint32_t node, uint64_t address, uint64_t new_size,
+                                    uint64_t alignment) override;
+  Status RemoteFree(uint32_t node, uint64_t address) override;
+
+  // Chunks of nodes outside this node's memory group.
+  FarReader* far() { return &far_; }
 
   std::shared_ptr<HeldPin> AddPin(uint32_t owner, std::string handle, uint64_t epoch,
                                   std::vector<uint64_t> chunk_ids,
@@ -90,6 +102,8 @@ class Core {
   // One round of work; returns how long to sleep before the next.
   int Step();
   void Wake();
+  // Invalid unless `node`'s region is mapped in this process.
+  Status CheckMapped(uint32_t node);
   Status SendQueued();
   void KeepAlive();
   void Reclaim();
@@ -107,6 +121,7 @@ class Core {
   std::map<uint32_t, std::vector<uint64_t>> free_queue_;
   std::vector<std::shared_ptr<HeldPin>> release_queue_;
   std::vector<std::weak_ptr<HeldPin>> pins_;
+  FarReader far_{this, this};
   std::mutex send_mu_;  // one sender of the queues at a time
   std::thread thread_;
 };

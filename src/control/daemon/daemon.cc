@@ -143,6 +143,7 @@ Status Start(Node* node, const DaemonOptions& o) {
     node->service_records.clear();
   }
 
+  if (!node->self->transport.empty()) QUIVER_RETURN_NOT_OK(StartTransfer(node));
   QUIVER_RETURN_NOT_OK(node->engine->ListenTcp(node->self->control, &*node->tls_server));
   if (!node->self->socket.empty()) {
     QUIVER_RETURN_NOT_OK(node->engine->ListenUnix(node->self->socket));
@@ -160,6 +161,7 @@ void Shutdown(Node* node) {
   if (node->stopping.exchange(true)) return;
   Log("shutting down");
   for (auto& s : node->services) s->Stopping();
+  node->transfer.reset();  // its scans release their pins in the catalogue
   if (node->peers) node->peers->Stop();
   if (node->waiters)
     node->waiters->FailAll(Status::Unavailable("the daemon is stopping"));

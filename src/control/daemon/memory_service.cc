@@ -37,7 +37,10 @@ void Node::FlushEverywhere(BufferRange range, uint32_t caller,
     if (!st.ok()) return done(st);
     std::vector<uint32_t> rest;
     for (const auto& n : node.config.nodes) {
-      if (n.id != node.id && n.id != caller) rest.push_back(n.id);
+      // Nodes outside this node's memory group cannot hold its lines.
+      if (n.id != node.id && n.id != caller && node.config.SharesMemory(node.id, n.id)) {
+        rest.push_back(n.id);
+      }
     }
     if (rest.empty()) return done(Status::OK());
     wire::FlushRequest req;
@@ -150,6 +153,12 @@ void HandleFlush(Node& node, const CallPtr& call, std::string_view payload) {
     if (r.length != 0 && node.config.NodeOfAddress(r.address, r.length) == nullptr) {
       return call->Fail(Status::Invalid("range [", Hex(r.address), ", +", r.length,
                                         ") is not inside one region of the cluster"));
+    }
+    if (r.length != 0 && node.map->RegionOf(reinterpret_cast<const void*>(r.address),
+                                            r.length) == nullptr) {
+      return call->Fail(Status::Invalid("range [", Hex(r.address), ", +", r.length,
+                                        ") is in a region node ", node.id,
+                                        " does not map (another memory group)"));
     }
   }
   node.FlushThen(std::move(ranges), [call](Status st) { call->Finish(st); });

@@ -25,6 +25,7 @@
 #include "control/rpc/wire.h"
 #include "control/tls/tls_context.h"
 #include "quiver/memory/region.h"
+#include "quiver/transport/server.h"
 
 namespace quiver::control::daemon {
 
@@ -46,6 +47,8 @@ struct Node {
   std::unique_ptr<Peers> peers;
   std::unique_ptr<Waiters> waiters;
   std::unique_ptr<WorkerPool> workers;
+  // Serves this node's tables to nodes outside its memory group (transfer.cc).
+  std::unique_ptr<transport::Server> transfer;
 
   std::vector<std::unique_ptr<Service>> services;  // options.services, made
   // Records found at take-over that are not chunk records, until the
@@ -77,6 +80,9 @@ struct Node {
     return nullptr;
   }
 };
+
+// transfer.cc: starts `transfer` on the node's transport address.
+Status StartTransfer(Node* node);
 
 // session_service.cc
 void HandleOpenSession(Node&, const CallPtr&, std::string_view);

@@ -60,6 +60,9 @@ Status CheckClusterName(const std::string& cluster);
 // File names inside a credentials directory.
 std::string CaCertPath(const std::string& dir);  // dir/ca.crt
 std::string CaKeyPath(const std::string& dir);   // dir/ca.key
+// dir/transport.key: the token every node's transport server asks of the
+// clients of nodes outside its memory group (docs/transport.md).
+std::string TransportTokenPath(const std::string& dir);
 // dir/daemon-3.crt, dir/client-3.crt
 std::string CertPath(const std::string& dir, PeerRole role, uint32_t node);
 // dir/daemon-3.key, dir/client-3.key
@@ -101,5 +104,9 @@ Status InitCredentials(const std::string& dir, const std::string& cluster,
 // "is larger than 65536 bytes").
 Result<std::string> ReadCredentialFile(const std::string& path, bool secret,
                                        size_t max_bytes = 64 * 1024);
+
+// The transport token of the credentials in `dir` (read as a secret, at
+// least 32 characters, without its line end).
+Result<std::string> ReadTransportToken(const std::string& dir);
 
 }  // namespace quiver::control

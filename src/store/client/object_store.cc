@@ -289,11 +289,23 @@ Result<uint32_t> Place(ObjectStore::Impl& s, const ObjectId& id,
                        const wire::StoreCreateRequest& req, const CreateOptions& options,
                        wire::StoreCreateReply* rep) {
   std::vector<uint32_t> where;
+  const auto& cfg = s.core->config();
   if (options.node) {
+    // Objects live where this process can write them: its memory group.
+    if (cfg.FindNode(*options.node) != nullptr &&
+        !cfg.SharesMemory(s.self, *options.node)) {
+      return Status::Invalid("object ", id.Hex(), " cannot be placed on node ",
+                             *options.node, ": it is in another memory group than node ",
+                             s.self, " (its region is not mapped here)");
+    }
     where.push_back(*options.node);
   } else {
-    // This node first, then the others from the next one on.
-    const auto all = s.nodes();
+    // This node first, then the others of its memory group from the next
+    // one on.
+    std::vector<uint32_t> all;
+    for (uint32_t n : s.nodes()) {
+      if (cfg.SharesMemory(s.self, n)) all.push_back(n);
+    }
     auto self = std::find(all.begin(), all.end(), s.self);
     where.insert(where.end(), self, all.end());
     where.insert(where.end(), all.begin(), self);

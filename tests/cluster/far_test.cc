@@ -1,0 +1,148 @@
+// Tables of nodes outside a client's memory group: read over the transport
+// from their home's daemon (control/daemon/transfer.cc), and that daemon's
+// transport attacked with every malformed request a token holder can make.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "cluster/cluster_util.h"
+#include "common/status_macros.h"
+#include "control/local_cluster.h"
+#include "control/tls/credentials.h"
+#include "quiver/client.h"
+#include "quiver/columnar/array.h"
+#include "quiver/transport/client.h"
+
+namespace quiver {
+namespace {
+
+using testing::BinaryPath;
+using testing::Child;
+
+class FarCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    control::LocalClusterOptions o;
+    o.nodes = 2;
+    o.region_size = 64ULL << 20;
+    o.quiverd = BinaryPath("quiverd");
+    o.name_prefix = "far";
+    o.memory_groups = {"a", "b"};
+    o.transport = true;
+    auto c = control::LocalCluster::Start(o);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    cluster_ = std::move(*c);
+  }
+  void TearDown() override {
+    if (cluster_) {
+      EXPECT_TRUE(cluster_->Stop().ok());
+    }
+  }
+
+  // A client process of node 0 publishing `rows` int64 values 0..rows-1.
+  Child Publisher(const std::string& name, int rows) {
+    Child c =
+        Child::Start({BinaryPath("cluster_actor"), "--config", cluster_->config_path(),
+                      "--node", "0", "--publish", name, "--rows", std::to_string(rows)});
+    EXPECT_NE(c.WaitForLine("ready", 60000), "") << c.output();
+    return c;
+  }
+  static int64_t Sum(const Table& t) {
+    int64_t s = 0;
+    for (const auto& chunk : t.column(0)->chunks()) {
+      const auto& a = static_cast<const Int64Array&>(*chunk);
+      for (int64_t i = 0; i < a.length(); ++i) s += a.Value(i);
+    }
+    return s;
+  }
+  std::unique_ptr<control::LocalCluster> cluster_;
+};
+
+TEST_F(FarCluster, AClientOfAnotherMemoryGroupGetsTheRowsIntoItsOwnRegion) {
+  const int rows = 1 << 20;  // 8 MiB: several bodies of the home's transport
+  Child publisher = Publisher("far", rows);
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect({cluster_->config_path(), 1}));
+  // Node 0's region is not mapped here at all.
+  EXPECT_EQ(client->cluster()->region(0), nullptr);
+  ASSERT_OK_AND_ASSIGN(auto table, client->Get("far"));
+  ASSERT_EQ(table->num_rows(), rows);
+  EXPECT_TRUE(table->ValidateFull().ok());
+  EXPECT_EQ(Sum(*table), int64_t{rows} * (rows - 1) / 2);
+  const auto* own = client->config().FindNode(1);
+  for (const auto& chunk : table->column(0)->chunks()) {
+    const auto& values = chunk->data()->buffers[1];
+    EXPECT_TRUE(own->Contains(reinterpret_cast<uint64_t>(values->data()), values->size()))
+        << "a far chunk's values are not in node 1's region";
+  }
+  // Allocating in node 0's region is refused by name, before any call.
+  auto refused = client->RemoteAllocate(0, 64, 64);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("different memory groups"), std::string::npos)
+      << refused.status().ToString();
+
+  // The home's daemon dies: a Get is an error, not a hang; once it is back
+  // (and has taken its region over), Get works again on a new connection.
+  table.reset();
+  ASSERT_TRUE(cluster_->Kill(0, SIGKILL).ok());
+  auto lost = client->Get("far");
+  EXPECT_FALSE(lost.ok());
+  ASSERT_TRUE(cluster_->Restart(0).ok());
+  Result<TablePtr> again = Status::UnknownError("not tried");
+  for (int i = 0; i < 100 && !again.ok(); ++i) {
+    again = client->Get("far");
+    if (!again.ok()) usleep(100000);
+  }
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Sum(**again), int64_t{rows} * (rows - 1) / 2);
+  publisher.Kill(SIGKILL);
+}
+
+TEST_F(FarCluster, TheNodesTransportRefusesWhatIsNotAChunkRequest) {
+  Child publisher = Publisher("t", 1000);
+  const auto* node0 = cluster_->config().FindNode(0);
+  ASSERT_OK_AND_ASSIGN(std::string token,
+                       control::ReadTransportToken(cluster_->config().credentials));
+  EXPECT_EQ(token.size(), 64u);
+  {
+    transport::ClientOptions wrong;
+    wrong.token = std::string(64, '0');
+    wrong.timeout_ms = 5000;
+    auto c = transport::Client::Connect(node0->transport, wrong);
+    Status st = c.ok() ? (*c)->InitScan("", {.dataset = "chunk:1"}).status() : c.status();
+    EXPECT_FALSE(st.ok());
+  }
+  transport::ClientOptions co;
+  co.token = token;
+  ASSERT_OK_AND_ASSIGN(auto c, transport::Client::Connect(node0->transport, co));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"SELECT 1", "runs no queries"},
+      {"", "serves datasets 'chunk:<id>'"},
+  };
+  for (const auto& [sql, want] : bad) {
+    auto st = c->InitScan(sql, {.dataset = sql.empty() ? "table:t" : "chunk:1"}).status();
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.ToString();
+  }
+  const std::vector<std::string> datasets = {"chunk:",   "chunk:12x",
+                                             "chunk:-1", "chunk:18446744073709551616",
+                                             "chunk: 1", std::string("chunk:1\0", 8)};
+  for (const auto& dataset : datasets) {
+    auto st = c->InitScan("", {.dataset = dataset}).status();
+    EXPECT_NE(st.message().find("serves datasets 'chunk:<id>'"), std::string::npos)
+        << dataset << ": " << st.ToString();
+  }
+  auto missing = c->InitScan("", {.dataset = "chunk:12345"}).status();
+  EXPECT_NE(missing.message().find("is not published"), std::string::npos)
+      << missing.ToString();
+  // After all that, the server holds nothing (a scan whose init failed is
+  // gone: its client has no id to finalize it with) and still serves.
+  ASSERT_OK_AND_ASSIGN(auto stats, c->Stats());
+  EXPECT_EQ(stats.scans, 0u);
+  EXPECT_EQ(stats.pool_bytes_in_use, 0u);
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect({cluster_->config_path(), 1}));
+  ASSERT_OK_AND_ASSIGN(auto table, client->Get("t"));
+  EXPECT_EQ(Sum(*table), 999 * 1000 / 2);
+  publisher.Kill(SIGKILL);
+}
+
+}  // namespace
+}  // namespace quiver
