@@ -23,7 +23,7 @@ class FarCluster : public ::testing::Test {
   void SetUp() override {
     control::LocalClusterOptions o;
     o.nodes = 2;
-    o.region_size = 64ULL << 20;
+    o.region_size = 128ULL << 20;
     o.quiverd = BinaryPath("quiverd");
     o.name_prefix = "far";
     o.memory_groups = {"a", "b"};
@@ -93,6 +93,63 @@ TEST_F(FarCluster, AClientOfAnotherMemoryGroupGetsTheRowsIntoItsOwnRegion) {
   }
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(Sum(**again), int64_t{rows} * (rows - 1) / 2);
+  publisher.Kill(SIGKILL);
+}
+
+// Readers killed at any moment of a far Get (connecting, mid-transfer,
+// holding the copy): the home's transport ends their scans and gives every
+// body and pin back; the reader's node frees the copies.
+TEST_F(FarCluster, ReadersKilledMidTransferLeaveBothNodesAtTheirBaseline) {
+  const int rows = 4 << 20;  // 32 MiB
+  Child publisher = Publisher("big", rows);
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect({cluster_->config_path(), 1}));
+  ASSERT_OK_AND_ASSIGN(std::string token,
+                       control::ReadTransportToken(cluster_->config().credentials));
+  transport::ClientOptions co;
+  co.token = token;
+  ASSERT_OK_AND_ASSIGN(auto home, transport::Client::Connect(
+                                      cluster_->config().FindNode(0)->transport, co));
+  auto usage = [&](uint32_t node) -> std::pair<uint64_t, uint64_t> {
+    auto status = client->GetClusterStatus();
+    EXPECT_TRUE(status.ok()) << status.status().ToString();
+    if (!status.ok()) return {0, 0};
+    for (const auto& n : status->nodes) {
+      if (n.node == node) return {n.used, n.live_allocations};
+    }
+    return {0, 0};
+  };
+  const auto before0 = usage(0), before1 = usage(1);
+  for (int delay_ms : {0, 5, 15, 30, 60, 2000}) {
+    SCOPED_TRACE(delay_ms);
+    Child reader = Child::Start({BinaryPath("cluster_actor"), "--config",
+                                 cluster_->config_path(), "--node", "1", "--get", "big"});
+    ASSERT_TRUE(reader.started());
+    usleep(static_cast<useconds_t>(delay_ms) * 1000);
+    reader.Kill(SIGKILL);
+    reader.Finish();
+  }
+  // Back to the baselines (the sessions' ends reach the daemons quickly;
+  // allow them a few seconds under load).
+  transport::ServerStats stats;
+  std::pair<uint64_t, uint64_t> after0, after1;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK_AND_ASSIGN(stats, home->Stats());
+    after0 = usage(0);
+    after1 = usage(1);
+    if (stats.scans == 0 && stats.pool_bytes_in_use == 0 && stats.sends == 0 &&
+        after0 == before0 && after1 == before1) {
+      break;
+    }
+    usleep(50000);
+  }
+  EXPECT_EQ(stats.scans, 0u);
+  EXPECT_EQ(stats.pool_bytes_in_use, 0u);
+  EXPECT_EQ(stats.sends, 0u);
+  EXPECT_EQ(after0, before0);
+  EXPECT_EQ(after1, before1);
+  // And the table is still whole for the next reader.
+  ASSERT_OK_AND_ASSIGN(auto table, client->Get("big"));
+  EXPECT_EQ(Sum(*table), int64_t{rows} * (rows - 1) / 2);
   publisher.Kill(SIGKILL);
 }
 
