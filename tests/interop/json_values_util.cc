@@ -103,6 +103,17 @@ std::string CanonicalTypeString(const DataType& type) {
              std::to_string(type.list_size()) + "]";
     case TypeId::kStruct:
       return "struct<" + FieldList(type.fields()) + ">";
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {  // each field with its type code: "a: int32=5"
+      std::string out = type.name() + "<";
+      for (int k = 0; k < type.num_fields(); ++k) {
+        if (k > 0) out += ", ";
+        out +=
+            CanonicalFieldString(*type.field(k)) + "=" +
+            std::to_string(static_cast<int>(type.type_codes()[static_cast<size_t>(k)]));
+      }
+      return out + ">";
+    }
     case TypeId::kMap:
       return "map<" + FieldList(type.fields()) +
              (type.keys_sorted() ? ", keys_sorted" : "") + ">";
