@@ -258,6 +258,19 @@ Result<Json> NestedValue(const Array& array, int64_t i) {
       }
       return out;
     }
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {  // {"type_code": c, "value": the child's value}
+      const auto& u = static_cast<const UnionArray&>(array);
+      const int k = u.child_id(i);
+      if (k < 0) {
+        return Status::Invalid("union type code ", static_cast<int>(u.type_code(i)),
+                               " at row ", i, " names no child");
+      }
+      Json out = Json::object();
+      out["type_code"] = static_cast<int>(u.type_code(i));
+      QUIVER_ASSIGN_OR_RAISE(out["value"], CanonicalValue(*u.field(k), u.child_index(i)));
+      return out;
+    }
     case TypeId::kDictionary: {
       const auto& dict = static_cast<const DictionaryArray&>(array);
       const int64_t index = dict.GetValueIndex(i);
