@@ -65,6 +65,7 @@ TEST(Unions, Types) {
   EXPECT_EQ(SparseType()->child_id(5), 1);
   EXPECT_EQ(SparseType()->child_id(3), -1);
   EXPECT_EQ(SparseType()->child_id(-1), -1);
+  EXPECT_EQ(int32()->child_id(0), -1);  // not a union: no code names a child
   EXPECT_TRUE(IsUnion(TypeId::kDenseUnion));
   EXPECT_TRUE(IsNested(TypeId::kSparseUnion));
   EXPECT_EQ(LayoutBufferCount(TypeId::kSparseUnion), 1);

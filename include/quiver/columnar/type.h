@@ -139,8 +139,9 @@ class DataType {
   // Unions: the type code of each child (type_codes()[k] names field(k)),
   // and the child index of a type code (-1 for a code no child has).
   const std::vector<int8_t>& type_codes() const { return type_codes_; }
-  int child_id(int8_t type_code) const {
-    return type_code < 0 ? -1 : child_ids_[static_cast<size_t>(type_code)];
+  int child_id(int8_t type_code) const {  // -1 for every code of other types
+    if (type_code < 0 || child_ids_.empty()) return -1;
+    return child_ids_[static_cast<size_t>(type_code)];
   }
 
   bool Equals(const DataType& other, bool check_metadata = false) const;
