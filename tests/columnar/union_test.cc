@@ -100,9 +100,11 @@ TEST(Unions, BuilderAndAccessors) {
     EXPECT_TRUE(u.IsNullValue(2));
     EXPECT_TRUE(u.IsNullValue(5));
     EXPECT_FALSE(u.IsNullValue(3));
-    const auto& strs = static_cast<const StringArray&>(*u.field(1));
+    // field() makes a new Array each time: hold them while reading.
+    const ArrayPtr str_field = u.field(1), int_field = u.field(0);
+    const auto& strs = static_cast<const StringArray&>(*str_field);
     EXPECT_EQ(strs.GetString(u.child_index(3)), "bcd");
-    const auto& ints = static_cast<const Int32Array&>(*u.field(0));
+    const auto& ints = static_cast<const Int32Array&>(*int_field);
     EXPECT_EQ(ints.Value(u.child_index(4)), 5);
     if (u.is_dense()) {
       EXPECT_EQ(u.field(0)->length(), 3);
