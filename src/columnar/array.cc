@@ -88,6 +88,71 @@ Result<std::shared_ptr<StructArray>> StructArray::Make(
   return std::make_shared<StructArray>(std::move(data));
 }
 
+UnionArray::UnionArray(ArrayDataPtr data) : Array(std::move(data)) {}
+
+namespace {
+Result<TypePtr> UnionTypeFor(TypeId id, const std::vector<ArrayPtr>& children,
+                             TypePtr type) {
+  if (type == nullptr) {
+    FieldVector fields;
+    for (size_t k = 0; k < children.size(); ++k) {
+      fields.push_back(field(std::to_string(k), children[k]->type()));
+    }
+    return id == TypeId::kSparseUnion ? MakeSparseUnion(std::move(fields))
+                                      : MakeDenseUnion(std::move(fields));
+  }
+  if (type->id() != id) {
+    return Status::TypeError("expected a ",
+                             id == TypeId::kSparseUnion ? "sparse" : "dense",
+                             " union type, got ", type->ToString());
+  }
+  return type;
+}
+
+Result<std::shared_ptr<Buffer>> CopyToBuffer(const void* data, int64_t size) {
+  QUIVER_ASSIGN_OR_RAISE(auto buf, AllocateResizableBuffer(size, nullptr));
+  if (size > 0) std::memcpy(buf->mutable_data(), data, static_cast<size_t>(size));
+  buf->ZeroPadding();
+  return std::shared_ptr<Buffer>(std::move(buf));
+}
+}  // namespace
+
+Result<std::shared_ptr<UnionArray>> UnionArray::MakeSparse(
+    const std::vector<int8_t>& type_codes, const std::vector<ArrayPtr>& children,
+    TypePtr type) {
+  QUIVER_ASSIGN_OR_RAISE(type, UnionTypeFor(TypeId::kSparseUnion, children, type));
+  QUIVER_ASSIGN_OR_RAISE(
+      auto ids, CopyToBuffer(type_codes.data(), static_cast<int64_t>(type_codes.size())));
+  std::vector<ArrayDataPtr> child_data;
+  for (const auto& c : children) child_data.push_back(c->data());
+  auto data = ArrayData::Make(std::move(type), static_cast<int64_t>(type_codes.size()),
+                              {nullptr, std::move(ids)}, std::move(child_data), 0);
+  auto out = std::make_shared<UnionArray>(std::move(data));
+  QUIVER_RETURN_NOT_OK(out->ValidateFull());
+  return out;
+}
+
+Result<std::shared_ptr<UnionArray>> UnionArray::MakeDense(
+    const std::vector<int8_t>& type_codes, const std::vector<int32_t>& offsets,
+    const std::vector<ArrayPtr>& children, TypePtr type) {
+  QUIVER_ASSIGN_OR_RAISE(type, UnionTypeFor(TypeId::kDenseUnion, children, type));
+  if (offsets.size() != type_codes.size()) {
+    return Status::Invalid("dense union: ", type_codes.size(), " type codes but ",
+                           offsets.size(), " offsets");
+  }
+  const auto n = static_cast<int64_t>(type_codes.size());
+  QUIVER_ASSIGN_OR_RAISE(auto ids, CopyToBuffer(type_codes.data(), n));
+  QUIVER_ASSIGN_OR_RAISE(auto offs, CopyToBuffer(offsets.data(), n * 4));
+  std::vector<ArrayDataPtr> child_data;
+  for (const auto& c : children) child_data.push_back(c->data());
+  auto data =
+      ArrayData::Make(std::move(type), n, {nullptr, std::move(ids), std::move(offs)},
+                      std::move(child_data), 0);
+  auto out = std::make_shared<UnionArray>(std::move(data));
+  QUIVER_RETURN_NOT_OK(out->ValidateFull());
+  return out;
+}
+
 DictionaryArray::DictionaryArray(ArrayDataPtr data) : Array(std::move(data)) {
   auto idx = std::make_shared<ArrayData>(*data_);
   idx->type = data_->type->index_type();
@@ -187,6 +252,9 @@ ArrayPtr MakeArray(ArrayDataPtr data) {
       return std::make_shared<StructArray>(std::move(data));
     case TypeId::kDictionary:
       return std::make_shared<DictionaryArray>(std::move(data));
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion:
+      return std::make_shared<UnionArray>(std::move(data));
   }
   return std::make_shared<Array>(std::move(data));
 }
@@ -194,10 +262,41 @@ ArrayPtr MakeArray(ArrayDataPtr data) {
 namespace {
 
 Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPool* pool,
+                                  bool all_null);
+
+// A union's nulls are its children's: every slot names the first child, a
+// null there (sparse: at the same position; dense: all at offset 0).
+Result<ArrayDataPtr> MakeNullUnion(const TypePtr& type, int64_t length, MemoryPool* pool,
+                                   bool all_null) {
+  if (length > 0 && type->num_fields() == 0) {
+    return Status::Invalid("a union of no children holds no value, not ", length);
+  }
+  const bool dense = type->id() == TypeId::kDenseUnion;
+  QUIVER_ASSIGN_OR_RAISE(auto ids, AllocateZeroedBuffer(length, pool));
+  if (length > 0) {
+    std::memset(ids->mutable_data(), type->type_codes()[0], static_cast<size_t>(length));
+  }
+  std::vector<std::shared_ptr<Buffer>> buffers{nullptr, std::move(ids)};
+  if (dense) {
+    QUIVER_ASSIGN_OR_RAISE(auto offsets, AllocateZeroedBuffer(4 * length, pool));
+    buffers.push_back(std::move(offsets));
+  }
+  std::vector<ArrayDataPtr> children;
+  for (int k = 0; k < type->num_fields(); ++k) {
+    const int64_t n = dense ? (k == 0 && length > 0 ? 1 : 0) : length;
+    QUIVER_ASSIGN_OR_RAISE(auto child,
+                           MakeNullData(type->field(k)->type(), n, pool, all_null));
+    children.push_back(std::move(child));
+  }
+  return ArrayData::Make(type, length, std::move(buffers), std::move(children), 0);
+}
+
+Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPool* pool,
                                   bool all_null) {
   if (length < 0) return Status::Invalid("negative array length ", length);
   const TypeId id = type->id();
   if (id == TypeId::kNull) return ArrayData::Make(type, length, {nullptr}, length);
+  if (IsUnion(id)) return MakeNullUnion(type, length, pool, all_null);
   std::shared_ptr<Buffer> validity;
   if (all_null) {
     QUIVER_ASSIGN_OR_RAISE(validity,

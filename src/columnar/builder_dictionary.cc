@@ -445,6 +445,15 @@ Result<std::unique_ptr<ArrayBuilder>> MakeBuilder(const TypePtr& type, MemoryPoo
       }
       return B(new StructBuilder(type, pool, std::move(children)));
     }
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {
+      std::vector<std::shared_ptr<ArrayBuilder>> children;
+      for (const auto& f : type->fields()) {
+        QUIVER_ASSIGN_OR_RAISE(auto c, MakeBuilder(f->type(), pool));
+        children.push_back(std::move(c));
+      }
+      return B(new UnionBuilder(type, pool, std::move(children)));
+    }
     case TypeId::kDictionary:
       if (!IsDictionaryValueType(type->value_type()->id())) {
         return Status::NotImplemented("DictionaryBuilder for values of type ",

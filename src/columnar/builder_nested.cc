@@ -327,4 +327,115 @@ Status StructBuilder::FinishInternal(ArrayDataPtr* out) {
   return Status::OK();
 }
 
+// ---------------------------------------------------------------------------
+// UnionBuilder
+
+UnionBuilder::UnionBuilder(TypePtr type, MemoryPool* pool,
+                           std::vector<std::shared_ptr<ArrayBuilder>> child_builders)
+    : ArrayBuilder(std::move(type), pool), codes_(pool_), offsets_(pool_) {
+  if (!IsUnion(type_->id()) ||
+      type_->num_fields() != static_cast<int>(child_builders.size())) {
+    Status::TypeError("UnionBuilder: type ", type_->ToString(), " given ",
+                      child_builders.size(), " child builders")
+        .Abort();
+  }
+  for (int i = 0; i < type_->num_fields(); ++i) {
+    CheckChildType(type_->field(i)->type(), *child_builders[i], "union field").Abort();
+  }
+  children_ = std::move(child_builders);
+}
+
+ArrayBuilder* UnionBuilder::builder_for(int8_t type_code) const {
+  const int k = type_->child_id(type_code);
+  return k < 0 ? nullptr : children_[static_cast<size_t>(k)].get();
+}
+
+Status UnionBuilder::Resize(int64_t capacity) {
+  QUIVER_RETURN_NOT_OK(codes_.Reserve(capacity - codes_.size()));
+  if (dense()) QUIVER_RETURN_NOT_OK(offsets_.Reserve(capacity * 4 - offsets_.size()));
+  return ArrayBuilder::Resize(capacity);
+}
+
+Status UnionBuilder::Append(int8_t type_code) {
+  const int k = type_->child_id(type_code);
+  if (k < 0) {
+    return Status::Invalid("type code ", static_cast<int>(type_code), " is not one of ",
+                           type_->ToString());
+  }
+  QUIVER_RETURN_NOT_OK(Reserve(1));
+  if (dense()) {
+    const int64_t at = child(k)->length();
+    if (at > std::numeric_limits<int32_t>::max()) {
+      return Status::CapacityError("a dense union child of more than 2^31-1 values");
+    }
+    const auto offset = static_cast<int32_t>(at);
+    offsets_.UnsafeAppend(&offset, 4);
+  } else {
+    for (int i = 0; i < num_children(); ++i) {
+      if (i != k) QUIVER_RETURN_NOT_OK(child(i)->AppendEmptyValue());
+    }
+  }
+  codes_.UnsafeAppend(&type_code, 1);
+  UnsafeAppendToBitmap(true);
+  return Status::OK();
+}
+
+Status UnionBuilder::AppendSlots(int64_t n, bool null) {
+  if (num_children() == 0) {
+    if (n == 0) return Status::OK();
+    return Status::Invalid("a union of no children holds no value");
+  }
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  ArrayBuilder* first = child(0);
+  if (dense() && first->length() + n > std::numeric_limits<int32_t>::max()) {
+    return Status::CapacityError("a dense union child of more than 2^31-1 values");
+  }
+  for (int64_t i = 0; dense() && i < n; ++i) {
+    const auto offset = static_cast<int32_t>(first->length() + i);
+    offsets_.UnsafeAppend(&offset, 4);
+  }
+  QUIVER_RETURN_NOT_OK(null ? AppendChildNulls(first, *type_->field(0), n)
+                            : first->AppendEmptyValues(n));
+  for (int i = 1; !dense() && i < num_children(); ++i) {
+    QUIVER_RETURN_NOT_OK(child(i)->AppendEmptyValues(n));
+  }
+  const int8_t code = type_->type_codes()[0];
+  for (int64_t i = 0; i < n; ++i) codes_.UnsafeAppend(&code, 1);
+  UnsafeAppendToBitmap(n, true);
+  return Status::OK();
+}
+
+Status UnionBuilder::AppendNulls(int64_t n) { return AppendSlots(n, true); }
+Status UnionBuilder::AppendEmptyValues(int64_t n) { return AppendSlots(n, false); }
+
+Status UnionBuilder::FinishInternal(ArrayDataPtr* out) {
+  for (int i = 0; !dense() && i < num_children(); ++i) {
+    if (child(i)->length() != length_) {
+      return Status::Invalid("sparse union field '", type_->field(i)->name(), "' has ",
+                             child(i)->length(), " values, the union has ", length_);
+    }
+  }
+  std::vector<ArrayDataPtr> children;
+  for (int i = 0; i < num_children(); ++i) {
+    QUIVER_ASSIGN_OR_RAISE(auto c, FinishChild(child(i)));
+    children.push_back(std::move(c));
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto unused_validity, FinishValidity());  // all valid: none
+  (void)unused_validity;
+  QUIVER_ASSIGN_OR_RAISE(auto codes, codes_.Finish());
+  std::vector<std::shared_ptr<Buffer>> buffers{nullptr, std::move(codes)};
+  if (dense()) {
+    QUIVER_ASSIGN_OR_RAISE(auto offsets, offsets_.Finish());
+    buffers.push_back(std::move(offsets));
+  }
+  *out = ArrayData::Make(type_, length_, std::move(buffers), std::move(children), 0);
+  return Status::OK();
+}
+
+void UnionBuilder::Reset() {
+  ArrayBuilder::Reset();
+  codes_.Reset();
+  offsets_.Reset();
+}
+
 }  // namespace quiver

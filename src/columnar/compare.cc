@@ -230,6 +230,29 @@ bool StructEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
   });
 }
 
+// Unions: slot by slot, the same type code and equal values in that child
+// (sparse: at the slots' own positions; dense: where the offsets point).
+bool UnionEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
+                int64_t len) {
+  const int8_t* lc = l.GetValues<int8_t>(1) + ls;
+  const int8_t* rc = r.GetValues<int8_t>(1) + rs;
+  const bool dense = l.type->id() == TypeId::kDenseUnion;
+  const int32_t* lo = dense ? l.GetValues<int32_t>(2) + ls : nullptr;
+  const int32_t* ro = dense ? r.GetValues<int32_t>(2) + rs : nullptr;
+  for (int64_t i = 0; i < len; ++i) {
+    if (lc[i] != rc[i]) return false;
+    const int k = l.type->child_id(lc[i]);
+    if (k < 0) return false;  // not a valid array: unequal rather than unsafe
+    const ArrayData& a = *l.child_data[static_cast<size_t>(k)];
+    const ArrayData& b = *r.child_data[static_cast<size_t>(k)];
+    const int64_t ai = dense ? lo[i] : l.offset + ls + i;
+    const int64_t bi = dense ? ro[i] : r.offset + rs + i;
+    if (ai < 0 || bi < 0 || ai >= a.length || bi >= b.length) return false;
+    if (!RangesEqual(a, b, ai, bi, 1)) return false;
+  }
+  return true;
+}
+
 bool DictionaryEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
                      int64_t len) {
   const ArrayData& ld = *l.dictionary;
@@ -271,6 +294,9 @@ bool ValuesEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
       return StructEqual(l, r, ls, rs, len);
     case TypeId::kDictionary:
       return DictionaryEqual(l, r, ls, rs, len);
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion:
+      return UnionEqual(l, r, ls, rs, len);
     default:  // integers, dates, times, timestamps, durations, decimals, fixed binary
       return FixedWidthEqual(l, r, ls, rs, len, l.type->byte_width());
   }

@@ -193,6 +193,58 @@ Status ConcatVarSize(const Inputs& in, MemoryPool* pool, ArrayData* out) {
   return Status::OK();
 }
 
+// Unions: the type codes in order; sparse children like a struct's; dense
+// children whole, one after the other, each offset moved by the lengths of
+// the same child in the inputs before.
+Status ConcatUnions(const Inputs& in, MemoryPool* pool, ArrayData* out) {
+  QUIVER_ASSIGN_OR_RAISE(auto codes, ConcatFixed(in, 1, 1, pool));
+  out->buffers.push_back(codes);
+  const DataType& t = *out->type;
+  const size_t num_children = static_cast<size_t>(t.num_fields());
+  std::vector<Span> spans;
+  if (t.id() == TypeId::kSparseUnion) {
+    for (const ArrayData* d : in) spans.push_back({d->offset, d->length});
+    for (size_t k = 0; k < num_children; ++k) {
+      QUIVER_ASSIGN_OR_RAISE(auto child,
+                             ConcatChildren(in, static_cast<int>(k), spans, pool));
+      out->child_data.push_back(std::move(child));
+    }
+    return Status::OK();
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto offsets,
+                         AllocateResizableBuffer(TotalLength(in) * 4, pool));
+  int32_t* dst = offsets->mutable_data_as<int32_t>();
+  const auto* all_codes = reinterpret_cast<const int8_t*>(codes->data());
+  std::vector<int64_t> base(num_children, 0);
+  int64_t pos = 0;
+  for (const ArrayData* d : in) {
+    const int32_t* src = d->GetValues<int32_t>(2);
+    for (int64_t i = 0; i < d->length; ++i, ++pos) {
+      const int k = t.child_id(all_codes[pos]);
+      if (k < 0) {
+        return Status::Invalid("cannot concatenate a union whose type code ",
+                               static_cast<int>(all_codes[pos]), " names no child");
+      }
+      const int64_t moved = src[i] + base[static_cast<size_t>(k)];
+      if (moved > std::numeric_limits<int32_t>::max()) {
+        return Status::CapacityError("concatenated dense union offsets exceed 32 bits");
+      }
+      dst[pos] = static_cast<int32_t>(moved);
+    }
+    for (size_t k = 0; k < num_children; ++k) base[k] += d->child_data[k]->length;
+  }
+  offsets->ZeroPadding();
+  out->buffers.push_back(std::shared_ptr<Buffer>(std::move(offsets)));
+  for (size_t k = 0; k < num_children; ++k) {
+    spans.clear();
+    for (const ArrayData* d : in) spans.push_back({0, d->child_data[k]->length});
+    QUIVER_ASSIGN_OR_RAISE(auto child,
+                           ConcatChildren(in, static_cast<int>(k), spans, pool));
+    out->child_data.push_back(std::move(child));
+  }
+  return Status::OK();
+}
+
 // The dictionary of the last input, if every earlier one is a prefix of it.
 Result<ArrayDataPtr> SharedDictionary(const Inputs& in) {
   const ArrayDataPtr& last = in.back()->dictionary;
@@ -274,6 +326,10 @@ Result<ArrayDataPtr> Concatenate(const std::vector<const ArrayData*>& in,
       }
       break;
     }
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion:
+      QUIVER_RETURN_NOT_OK(ConcatUnions(in, pool, out.get()));
+      break;
     case TypeId::kDictionary: {
       QUIVER_ASSIGN_OR_RAISE(out->dictionary, SharedDictionary(in));
       QUIVER_ASSIGN_OR_RAISE(auto indices,
@@ -331,6 +387,15 @@ int64_t ConcatenateBound(const ArrayData& d) {
       return n;
     case TypeId::kDictionary:
       return n + d.length * d.type->index_type()->byte_width() + kPad;
+    case TypeId::kSparseUnion:
+      n += d.length + kPad;
+      for (const auto& c : d.child_data)
+        n += ConcatenateBound(*c->Slice(d.offset, d.length));
+      return n;
+    case TypeId::kDenseUnion:  // the children whole, as concatenated
+      n += d.length * 5 + 2 * kPad;
+      for (const auto& c : d.child_data) n += ConcatenateBound(*c);
+      return n;
     case TypeId::kBinaryView:
     case TypeId::kStringView:
       return n + d.length * 16 + kPad + OutOfLineBytes(d) + kPad;

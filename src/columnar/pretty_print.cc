@@ -302,6 +302,29 @@ void AppendInlineStruct(const ArrayData& d, int64_t i, std::string* out) {
   out->push_back('}');
 }
 
+// A union's slot as "{name: value}", the value from the child its type code
+// names (checked: printing runs after Validate only).
+void AppendInlineUnion(const ArrayData& d, int64_t i, std::string* out) {
+  const int8_t code = d.GetValues<int8_t>(1)[i];
+  const int k = d.type->child_id(code);
+  if (k < 0) {
+    out->append("<invalid type code " + std::to_string(code) + ">");
+    return;
+  }
+  const ArrayData& child = *d.child_data[static_cast<size_t>(k)];
+  const int64_t index =
+      d.type->id() == TypeId::kDenseUnion ? d.GetValues<int32_t>(2)[i] : d.offset + i;
+  if (index < 0 || index >= child.length) {
+    out->append("<invalid offset " + std::to_string(index) + ">");
+    return;
+  }
+  out->push_back('{');
+  out->append(d.type->field(k)->name());
+  out->append(": ");
+  AppendInline(child, index, out);
+  out->push_back('}');
+}
+
 void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
   if (IsNullAt(d, i)) {
     out->append("null");
@@ -320,6 +343,9 @@ void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
       return AppendInlineMap(d, i, out);
     case TypeId::kStruct:
       return AppendInlineStruct(d, i, out);
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion:
+      return AppendInlineUnion(d, i, out);
     case TypeId::kDictionary: {
       const int64_t index = DictionaryIndex(d, i);
       if (index < 0 || index >= d.dictionary->length) {
@@ -365,6 +391,14 @@ class Printer {
       case TypeId::kMap:
         return PrintValues(d, indent, true,
                            [&](int64_t i, int in) { PrintMapValue(d, i, in); });
+      case TypeId::kSparseUnion:
+      case TypeId::kDenseUnion:  // one slot a line: {field: value}
+        return PrintValues(d, indent, false, [&](int64_t i, int in) {
+          Indent(in);
+          std::string text;
+          AppendInlineUnion(d, i, &text);
+          out_ << text;
+        });
       default:
         return PrintValues(d, indent, false, [&](int64_t i, int in) {
           Indent(in);

@@ -118,7 +118,12 @@ bool IsListLike(TypeId id) {
   return id == TypeId::kList || id == TypeId::kLargeList ||
          id == TypeId::kFixedSizeList || id == TypeId::kMap;
 }
-bool IsNested(TypeId id) { return IsListLike(id) || id == TypeId::kStruct; }
+bool IsNested(TypeId id) {
+  return IsListLike(id) || id == TypeId::kStruct || IsUnion(id);
+}
+bool IsUnion(TypeId id) {
+  return id == TypeId::kSparseUnion || id == TypeId::kDenseUnion;
+}
 bool IsBinaryView(TypeId id) {
   return id == TypeId::kBinaryView || id == TypeId::kStringView;
 }
@@ -127,6 +132,8 @@ int LayoutBufferCount(TypeId id) {
   if (id == TypeId::kNull) return 0;
   if (IsPrimitive(id) || id == TypeId::kDictionary || IsBinaryView(id)) return 2;
   if (IsBaseBinary(id)) return 3;
+  if (id == TypeId::kSparseUnion) return 1;
+  if (id == TypeId::kDenseUnion) return 2;
   if (id == TypeId::kList || id == TypeId::kLargeList || id == TypeId::kMap) return 2;
   return 1;  // struct, fixed_size_list
 }
@@ -144,7 +151,16 @@ DataType::DataType(Params p)
       flag_(p.flag),
       children_(std::move(p.children)),
       index_type_(std::move(p.index_type)),
-      value_type_(std::move(p.value_type)) {}
+      value_type_(std::move(p.value_type)),
+      type_codes_(std::move(p.type_codes)) {
+  if (IsUnion(id_)) {
+    child_ids_.assign(kMaxUnionTypeCode + 1, -1);
+    for (size_t k = 0; k < type_codes_.size(); ++k) {
+      if (type_codes_[k] >= 0)
+        child_ids_[static_cast<size_t>(type_codes_[k])] = static_cast<int>(k);
+    }
+  }
+}
 
 int DataType::bit_width() const {
   switch (id_) {
@@ -230,6 +246,10 @@ bool DataType::Equals(const DataType& other, bool check_metadata) const {
     case TypeId::kMap:
       if (size_param_ != other.size_param_ || flag_ != other.flag_) return false;
       [[fallthrough]];
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion:
+      if (type_codes_ != other.type_codes_) return false;
+      [[fallthrough]];
     case TypeId::kList:
     case TypeId::kLargeList:
     case TypeId::kStruct: {
@@ -314,6 +334,10 @@ std::string DataType::name() const {
       return "dictionary";
     case TypeId::kInterval:
       return std::string(IntervalUnitName(interval_unit())) + "_interval";
+    case TypeId::kSparseUnion:
+      return "sparse_union";
+    case TypeId::kDenseUnion:
+      return "dense_union";
   }
   return "unknown";
 }
@@ -355,6 +379,17 @@ std::string DataType::ToString() const {
       for (size_t i = 0; i < children_.size(); ++i) {
         if (i > 0) ss << ", ";
         ss << children_[i]->ToString();
+      }
+      ss << ">";
+      break;
+    }
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {
+      ss << name() << "<";
+      for (size_t i = 0; i < children_.size(); ++i) {
+        if (i > 0) ss << ", ";
+        ss << children_[i]->ToString() << "="
+           << (i < type_codes_.size() ? static_cast<int>(type_codes_[i]) : -1);
       }
       ss << ">";
       break;

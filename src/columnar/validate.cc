@@ -63,6 +63,25 @@ Status CheckTypeParameters(const DataType& t) {
         return InvalidArray(t, "unknown interval unit ", t.list_size());
       }
       return Status::OK();
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {
+      if (t.num_fields() > kMaxUnionTypeCode + 1) {
+        return InvalidArray(t, "a union of ", t.num_fields(), " children (at most ",
+                            kMaxUnionTypeCode + 1, ")");
+      }
+      if (t.type_codes().size() != static_cast<size_t>(t.num_fields())) {
+        return InvalidArray(t, "a union of ", t.num_fields(), " children with ",
+                            t.type_codes().size(), " type codes");
+      }
+      for (size_t k = 0; k < t.type_codes().size(); ++k) {
+        const int8_t code = t.type_codes()[k];
+        if (code < 0 || t.child_id(code) != static_cast<int>(k)) {
+          return InvalidArray(t, "type code ", static_cast<int>(code), " of child ", k,
+                              " is negative or repeated");
+        }
+      }
+      return Status::OK();
+    }
     default:
       return Status::OK();
   }
@@ -104,7 +123,7 @@ Status ValidateTypeTree(const DataType& t, int depth) {
     return InvalidArray(t, "types are nested deeper than ", kMaxNestingDepth, " levels");
   }
   if (static_cast<int>(t.id()) < 0 ||
-      static_cast<int>(t.id()) > static_cast<int>(TypeId::kStringView)) {
+      static_cast<int>(t.id()) > static_cast<int>(TypeId::kDenseUnion)) {
     return Status::Invalid("unknown type id ", static_cast<int>(t.id()));
   }
   QUIVER_RETURN_NOT_OK(CheckTypeParameters(t));
@@ -172,6 +191,19 @@ Status CheckBufferSlots(const ArrayData& d) {
     if (d.null_count != kUnknownNullCount && d.null_count != d.length) {
       return InvalidArray(t, "null_count ", d.null_count, " must equal the length ",
                           d.length);
+    }
+    return Status::OK();
+  }
+  if (IsUnion(t.id())) {  // slot 0 kept for a validity bitmap unions do not have
+    const size_t expected = static_cast<size_t>(LayoutBufferCount(t.id())) + 1;
+    if (d.buffers.size() != expected) {
+      return InvalidArray(t, "expected ", expected, " buffers (the first null), got ",
+                          d.buffers.size());
+    }
+    if (d.buffers[0] != nullptr) {
+      return InvalidArray(t,
+                          "a union has no validity bitmap (its nulls are its "
+                          "children's)");
     }
     return Status::OK();
   }
@@ -311,6 +343,19 @@ Status CheckStructLayout(const ArrayData& d) {
   return Status::OK();
 }
 
+// Type codes (slot 1) for offset + length slots; dense: as many int32
+// offsets (slot 2); sparse: children at least offset + length long.
+Status CheckUnionLayout(const ArrayData& d) {
+  QUIVER_RETURN_NOT_OK(CheckFixedWidthValues(d, 8));
+  if (d.type->id() == TypeId::kSparseUnion) return CheckStructLayout(d);
+  int64_t needed;
+  if (__builtin_mul_overflow(d.offset + d.length, int64_t{4}, &needed)) {
+    return InvalidArray(*d.type, "offset + length ", d.offset + d.length,
+                        " offsets overflow");
+  }
+  return CheckBufferSize(d, 2, "offsets", needed);
+}
+
 Status CheckDictionaryLayout(const ArrayData& d, int depth) {
   const DataType& t = *d.type;
   if (d.dictionary == nullptr) return InvalidArray(t, "the dictionary is missing");
@@ -346,6 +391,9 @@ Status CheckTypeLayout(const ArrayData& d, int depth) {
       return CheckStructLayout(d);
     case TypeId::kDictionary:
       return CheckDictionaryLayout(d, depth);
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion:
+      return CheckUnionLayout(d);
     default:
       return Status::OK();  // null
   }
@@ -384,6 +432,13 @@ std::string ChildLabel(const DataType& parent, int i) {
     }
     case TypeId::kMap:
       return "map entries";
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {
+      std::string label = parent.name() + " field " + std::to_string(i);
+      const FieldPtr& f = parent.fields()[i];
+      if (f != nullptr) label += " '" + f->name() + "'";
+      return label;
+    }
     default:
       return parent.name() + " values";
   }

@@ -310,8 +310,36 @@ Status CheckViews(const ArrayData& d) {
   return st;
 }
 
+// Every type code names a child; dense: every offset lies in its child
+// (offsets of one child need not increase: the format does not ask it).
+Status CheckUnionContent(const ArrayData& d) {
+  const DataType& t = *d.type;
+  const auto* codes = reinterpret_cast<const int8_t*>(SlotBase<int8_t>(d, 1));
+  const bool dense = t.id() == TypeId::kDenseUnion;
+  const uint8_t* offsets = dense ? SlotBase<int32_t>(d, 2) : nullptr;
+  for (int64_t i = 0; i < d.length; ++i) {
+    const int8_t code = codes[i];
+    const int k = t.child_id(code);
+    if (QUIVER_PREDICT_FALSE(k < 0)) {
+      return InvalidArray(t, "type code ", static_cast<int>(code), " at position ", i,
+                          " is not one of the union's type codes");
+    }
+    if (!dense) continue;
+    const int32_t off = LoadValue<int32_t>(offsets, i);
+    const int64_t child_length = d.child_data[static_cast<size_t>(k)]->length;
+    if (QUIVER_PREDICT_FALSE(off < 0 || off >= child_length)) {
+      return InvalidArray(t, "offset ", off, " at position ", i, " is outside ",
+                          ChildLabel(t, k), " (", child_length, " values)");
+    }
+  }
+  return Status::OK();
+}
+
 Status CheckTypeContent(const ArrayData& d) {
   switch (d.type->id()) {
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion:
+      return CheckUnionContent(d);
     case TypeId::kBinaryView:
     case TypeId::kStringView:
       return CheckViews(d);

@@ -166,6 +166,13 @@ Status AppendNested(ArrayBuilder* b, const DataType& type, Rng* rng) {
       }
       return Status::OK();
     }
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {  // a random child; nulls come from the children
+      const int k = static_cast<int>((*rng)() % static_cast<uint64_t>(type.num_fields()));
+      QUIVER_RETURN_NOT_OK(static_cast<UnionBuilder*>(b)->Append(type.type_codes()[k]));
+      return AppendRandom(b->child(k), *type.field(k)->type(), rng,
+                          type.field(k)->nullable());
+    }
     default:
       return Status::TypeError("not a nested type: ", type.ToString());
   }

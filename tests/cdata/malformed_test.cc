@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <tuple>
 
 #include "cdata_test_util.h"
 #include "columnar/c_data/c_data_internal.h"
@@ -56,7 +57,7 @@ TEST(CDataMalformedTest, BadFormatStringsAreNamed) {
 }
 
 TEST(CDataMalformedTest, UnsupportedFormatsAreNotImplemented) {
-  for (const std::string f : {"+vl", "+vL", "+ud:0,1", "+us:2", "+r"}) {
+  for (const std::string f : {"+vl", "+vL", "+r"}) {
     SCOPED_TRACE(f);
     ExpectBadSchema({.format = f}, StatusCode::kNotImplemented, "'" + f + "'");
   }
@@ -95,6 +96,29 @@ TEST(CDataMalformedTest, BadSchemaStructure) {
   MakeFakeSchema({.format = "i"}, &counter, &c);
   EXPECT_TRUE(FailsWith(ImportSchema(&c).status(), StatusCode::kInvalid, "'+s'"));
   EXPECT_EQ(counter.calls, 1);
+}
+
+// Union formats: "+us:" / "+ud:" and one type code in [0, 127] per child.
+TEST(CDataMalformedTest, BadUnionFormats) {
+  for (const std::string f : {"+us:x", "+ud:1,", "+us:128", "+ud:-1", "+us:1,,2"}) {
+    SCOPED_TRACE(f);
+    ExpectBadSchema({.format = f}, StatusCode::kInvalid,
+                    "invalid format string " + internal::QuoteForMessage(f));
+  }
+  ExpectBadSchema({.format = "+us:0,1", .children = {{.format = "i"}}},
+                  StatusCode::kInvalid, "lists 2 type codes for 1 children");
+  ExpectBadSchema({.format = "+ud:3,3", .children = {{.format = "i"}, {.format = "u"}}},
+                  StatusCode::kInvalid, "type code 3 appears twice");
+  // Well-formed ones, non-contiguous codes included.
+  ReleaseCounter counter;
+  ArrowSchema c;
+  MakeFakeSchema({.format = "+ud:7,0", .children = {{.format = "i"}, {.format = "u"}}},
+                 &counter, &c);
+  auto type = ImportType(&c);
+  ASSERT_TRUE(type.ok()) << type.status().ToString();
+  EXPECT_EQ((*type)->id(), TypeId::kDenseUnion);
+  EXPECT_EQ((*type)->type_codes(), (std::vector<int8_t>{7, 0}));
+  EXPECT_EQ(counter.calls, 3);  // the base and its two children
 }
 
 TEST(CDataMalformedTest, ReleasedChildSchema) {
@@ -301,6 +325,58 @@ TEST(CDataMalformedTest, ReleasedOrMissingChildArrays) {
   array = ImportArray(&c, struct_({field("a", int32())}));
   EXPECT_TRUE(FailsWith(array.status(), StatusCode::kInvalid, "is a NULL pointer"));
   EXPECT_EQ(counter2.calls, 2);
+}
+
+// Unions have no validity buffer: 1 buffer (type ids) sparse, 2 (type ids,
+// offsets) dense; no nulls of their own; the type ids and offsets must be
+// there and, after the import's full validation, name real children.
+TEST(CDataMalformedTest, UnionBuffersAndContent) {
+  Bytes b;
+  const auto sparse = sparse_union({field("a", int32()), field("b", int32())}, {1, 4});
+  const auto dense = dense_union({field("a", int32()), field("b", int32())}, {1, 4});
+  std::vector<int8_t> codes = {1, 4, 4, 1};
+  std::vector<int8_t> bad_codes = {1, 4, 2, 1};
+  std::vector<int32_t> offsets = {0, 0, 1, 9};
+  const FakeArraySpec child{.length = 8, .buffers = {nullptr, b.i32.data()}};
+  ExpectBadArray(
+      {.length = 4, .buffers = {nullptr, codes.data()}, .children = {child, child}},
+      sparse, "has 2 buffers, expected 1");
+  ExpectBadArray({.length = 4, .buffers = {codes.data()}, .children = {child, child}},
+                 dense, "has 1 buffers, expected 2");
+  ExpectBadArray({.length = 4,
+                  .null_count = 1,
+                  .buffers = {codes.data()},
+                  .children = {child, child}},
+                 sparse, "null_count 1: a union has no nulls of its own");
+  ExpectBadArray({.length = 4, .buffers = {nullptr}, .children = {child, child}}, sparse,
+                 "type ids buffer (0) is NULL but 4 bytes are needed");
+  ExpectBadArray(
+      {.length = 4, .buffers = {codes.data(), nullptr}, .children = {child, child}},
+      dense, "offsets buffer (1) is NULL but 16 bytes are needed");
+  ExpectBadArray({.length = 4, .buffers = {codes.data()}, .children = {child}}, sparse,
+                 "has 1 children, expected 2");
+  const FakeArraySpec short_child{.length = 3, .buffers = {nullptr, b.i32.data()}};
+  ExpectBadArray(
+      {.length = 4, .buffers = {codes.data()}, .children = {child, short_child}}, sparse,
+      "sparse_union field 1 'b' has length 3, less than offset 0");
+  // Content: full validation is the caller's (ImportArray runs Validate).
+  for (const auto& [spec, type, what] :
+       std::vector<std::tuple<FakeArraySpec, TypePtr, std::string>>{
+           {{.length = 4, .buffers = {bad_codes.data()}, .children = {child, child}},
+            sparse,
+            "type code 2 at position 2"},
+           {{.length = 4,
+           .buffers = {codes.data(), offsets.data()},
+           .children = {child, short_child}},
+            dense,
+            "offset 9 at position 3 is outside dense_union field 0 'a' (8 values)"}}) {
+    ReleaseCounter counter;
+    ArrowArray c;
+    MakeFakeArray(spec, &counter, &c);
+    auto array = ImportArray(&c, type);
+    ASSERT_TRUE(array.ok()) << array.status().ToString();
+    EXPECT_TRUE(FailsWith((*array)->ValidateFull(), StatusCode::kInvalid, what));
+  }
 }
 
 TEST(CDataMalformedTest, ImportAgainstTheWrongType) {

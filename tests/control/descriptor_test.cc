@@ -154,6 +154,12 @@ class Sampler {
         }
         return d->Append(pick * 11 - 7);
       }
+      case TypeId::kSparseUnion:
+      case TypeId::kDenseUnion: {  // a value of a random child
+        const int k = static_cast<int>(Below(t.num_fields()));
+        QUIVER_RETURN_NOT_OK(static_cast<UnionBuilder*>(b)->Append(t.type_codes()[k]));
+        return Children(b, t, k, 1, nulls);
+      }
       default:
         return Status::NotImplemented("sample of ", t.ToString());
     }

@@ -3,12 +3,14 @@
 // in C++), every batch ValidateFull()ed, and the import shown zero-copy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <thread>
 
 #include "common/status_macros.h"
 #include "duckdb_test_util.h"
+#include "quiver/columnar/pretty_print.h"
 
 namespace quiver {
 namespace {
@@ -269,12 +271,27 @@ TEST_F(DuckDBQueryTest, ErrorsCarryDuckDBsMessage) {
   Status st = conn_->Execute("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES ('abc')");
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("Conversion Error"), std::string::npos) << st.ToString();
-  // Types Quiver does not have fail the import with a clear error.
-  auto u = conn_->QueryTable("SELECT union_value(k := 1) AS u");
-  ASSERT_FALSE(u.ok());
-  EXPECT_TRUE(u.status().IsNotImplemented()) << u.status().ToString();
-  EXPECT_NE(u.status().message().find("'+us:"), std::string::npos)
-      << u.status().ToString();
+}
+
+// DuckDB exports a UNION as a sparse union ('+us:0,1,...'), which Quiver imports.
+TEST_F(DuckDBQueryTest, UnionsAreSparseUnions) {
+  auto u = conn_->QueryTable(
+      "SELECT union_value(k := 1)::UNION(k INTEGER, s VARCHAR) AS u "
+      "UNION ALL SELECT union_value(s := 'x')::UNION(k INTEGER, s VARCHAR)");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  ASSERT_EQ((*u)->num_columns(), 1);
+  const auto& type = *(*u)->schema()->field(0)->type();
+  EXPECT_EQ(type.id(), TypeId::kSparseUnion) << type.ToString();
+  ASSERT_EQ(type.num_fields(), 2);
+  ASSERT_EQ((*u)->num_rows(), 2);
+  ASSERT_TRUE((*u)->ValidateFull().ok());
+  std::vector<std::string> values;
+  for (const auto& chunk : (*u)->column(0)->chunks()) {
+    for (int64_t i = 0; i < chunk->length(); ++i)
+      values.push_back(FormatValue(*chunk, i));
+  }
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(values, (std::vector<std::string>{"{k: 1}", "{s: \"x\"}"}));
 }
 
 TEST_F(DuckDBQueryTest, EmptyResultHasItsSchema) {

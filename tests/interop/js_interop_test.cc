@@ -19,7 +19,7 @@
 namespace quiver::interop::js {
 namespace {
 
-constexpr TypeId kLastTypeId = TypeId::kDictionary;
+constexpr TypeId kLastTypeId = TypeId::kDenseUnion;  // the last TypeId
 
 // The TypeId values (as numbers) of every Quiver type not marked in `seen`.
 std::string MissingTypes(const std::vector<bool>& seen) {

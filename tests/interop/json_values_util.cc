@@ -103,6 +103,17 @@ std::string CanonicalTypeString(const DataType& type) {
              std::to_string(type.list_size()) + "]";
     case TypeId::kStruct:
       return "struct<" + FieldList(type.fields()) + ">";
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {  // each field with its type code: "a: int32=5"
+      std::string out = type.name() + "<";
+      for (int k = 0; k < type.num_fields(); ++k) {
+        if (k > 0) out += ", ";
+        out +=
+            CanonicalFieldString(*type.field(k)) + "=" +
+            std::to_string(static_cast<int>(type.type_codes()[static_cast<size_t>(k)]));
+      }
+      return out + ">";
+    }
     case TypeId::kMap:
       return "map<" + FieldList(type.fields()) +
              (type.keys_sorted() ? ", keys_sorted" : "") + ">";
@@ -245,6 +256,19 @@ Result<Json> NestedValue(const Array& array, int64_t i) {
         QUIVER_ASSIGN_OR_RAISE(Json item, CanonicalValue(*map.items(), j));
         out.push_back(Json::array({std::move(key), std::move(item)}));
       }
+      return out;
+    }
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {  // {"type_code": c, "value": the child's value}
+      const auto& u = static_cast<const UnionArray&>(array);
+      const int k = u.child_id(i);
+      if (k < 0) {
+        return Status::Invalid("union type code ", static_cast<int>(u.type_code(i)),
+                               " at row ", i, " names no child");
+      }
+      Json out = Json::object();
+      out["type_code"] = static_cast<int>(u.type_code(i));
+      QUIVER_ASSIGN_OR_RAISE(out["value"], CanonicalValue(*u.field(k), u.child_index(i)));
       return out;
     }
     case TypeId::kDictionary: {

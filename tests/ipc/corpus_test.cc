@@ -66,6 +66,16 @@ std::vector<Seed> Seeds() {
       fixed_size_list(utf8(), 2),
       large_list(boolean()),
       list(dictionary(int8(), utf8()))};
+  const std::vector<TypePtr> sparse_unions = {
+      sparse_union({field("i", int32()), field("s", utf8())}, {0, 5}),
+      list(sparse_union({field("b", boolean()), field("d", dictionary(int8(), utf8()))})),
+  };
+  const std::vector<TypePtr> dense_unions = {
+      dense_union({field("s", utf8()), field("f", float64()),
+                   field("p", struct_({field("a", int16())}))},
+                  {3, 1, 7}),
+      struct_({field("u", dense_union({field("l", list(int8())), field("n", null())}))}),
+  };
   // 8-byte alignment keeps the seeds small: less padding for the fuzzer to
   // wade through.
   IpcWriteOptions plain;
@@ -89,6 +99,9 @@ std::vector<Seed> Seeds() {
       {"file_zstd.arrow", Batches(primitives, 7), IpcFormat::kFile, zstd},
       {"stream_legacy.arrows", Batches(primitives, 8), IpcFormat::kStream, legacy},
       {"stream_no_columns.arrows", {no_columns}, IpcFormat::kStream, plain},
+      {"stream_sparse_union.arrows", Batches(sparse_unions, 9), IpcFormat::kStream,
+       plain},
+      {"stream_dense_union.arrows", Batches(dense_unions, 10), IpcFormat::kStream, plain},
   };
 }
 

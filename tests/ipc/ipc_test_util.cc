@@ -91,6 +91,12 @@ Status AppendNested(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
     case TypeId::kDictionary:
       return AppendDictionaryValue(static_cast<DictionaryBuilder*>(b), *type.value_type(),
                                    rng);
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {  // a random child; nulls come from the children
+      const int k = static_cast<int>(Within(rng, type.num_fields()));
+      QUIVER_RETURN_NOT_OK(static_cast<UnionBuilder*>(b)->Append(type.type_codes()[k]));
+      return AppendChildren(b, type, rng, null_percent, k, 1);
+    }
     default:
       return Status::NotImplemented("random values of ", type.ToString());
   }

@@ -78,8 +78,10 @@ std::string BatchFrame(const BatchMetadata& md, const std::string& body) {
   return Frame(*EncodeRecordBatch(md).ValueOrDie(), body);
 }
 
-// Like BatchFrame, but without the encoder's own checks (negative values).
-std::string RawBatchFrame(const BatchMetadata& md, const std::string& body) {
+// Like BatchFrame, but without the encoder's own checks (negative values),
+// and of any metadata version.
+std::string RawBatchFrame(const BatchMetadata& md, const std::string& body,
+                          fb::MetadataVersion version = fb::MetadataVersion::V5) {
   FBB fbb;
   std::vector<fb::FieldNode> nodes;
   for (const auto& n : md.nodes) nodes.emplace_back(n.length, n.null_count);
@@ -87,8 +89,7 @@ std::string RawBatchFrame(const BatchMetadata& md, const std::string& body) {
   for (const auto& b : md.buffers) buffers.emplace_back(b.offset, b.length);
   auto rb = fb::CreateRecordBatch(fbb, md.length, fbb.CreateVectorOfStructs(nodes),
                                   fbb.CreateVectorOfStructs(buffers));
-  fbb.Finish(fb::CreateMessage(fbb, fb::MetadataVersion::V5,
-                               fb::MessageHeader::RecordBatch, rb.Union(),
+  fbb.Finish(fb::CreateMessage(fbb, version, fb::MessageHeader::RecordBatch, rb.Union(),
                                md.body_length));
   return Frame(*Finished(fbb), body);
 }
@@ -152,12 +153,6 @@ TEST(Malformed, UnsupportedTypesAreNamed) {
     const char* name;
   };
   const std::vector<Case> cases = {
-      {fb::Type::Union,
-       [](FBB& f) { return fb::CreateUnion(f, fb::UnionMode::Sparse).Union(); }, true,
-       "sparse union"},
-      {fb::Type::Union,
-       [](FBB& f) { return fb::CreateUnion(f, fb::UnionMode::Dense).Union(); }, true,
-       "dense union"},
       {fb::Type::RunEndEncoded, [](FBB& f) { return fb::CreateRunEndEncoded(f).Union(); },
        true, "run-end encoded"},
       {fb::Type::ListView, [](FBB& f) { return fb::CreateListView(f).Union(); }, true,
@@ -542,6 +537,106 @@ TEST(Malformed, ViewBuffersAndCounts) {
   // The data buffer shorter than the view says: refused by ValidateFull.
   EXPECT_TRUE(FailsWith(ReadError(batch({1}, {{0, 0}, {0, 16}, {16, 10}}), full),
                         kInvalid, {"outside data buffer 0"}));
+}
+
+// Union schemas: typeIds in [0, 127], one per child, distinct; a known mode.
+TEST(Malformed, UnionTypes) {
+  auto union_field = [](int16_t mode, std::vector<int32_t> ids, int children) {
+    return [=](FBB& fbb) {
+      std::vector<Offset<fb::Field>> kids;
+      for (int k = 0; k < children; ++k) {
+        auto t = fb::CreateInt(fbb, 32, true).Union();
+        kids.push_back(fb::CreateFieldDirect(fbb, "c", true, fb::Type::Int, t));
+      }
+      auto u = fb::CreateUnionDirect(fbb, static_cast<fb::UnionMode>(mode), &ids).Union();
+      return fb::CreateFieldDirect(fbb, "f", true, fb::Type::Union, u, 0, &kids);
+    };
+  };
+  auto read = [](const std::function<Offset<fb::Field>(FBB&)>& f) {
+    return ReadError(Stream({SchemaFrame(f)}));
+  };
+  EXPECT_TRUE(read(union_field(0, {3, 9}, 2)).ok());
+  EXPECT_TRUE(read(union_field(1, {127}, 1)).ok());
+  EXPECT_TRUE(FailsWith(read(union_field(0, {200}, 1)), kInvalid,
+                        {"typeId 200 is outside [0, 127]", "field 'f'"}));
+  EXPECT_TRUE(FailsWith(read(union_field(1, {-1}, 1)), kInvalid, {"typeId -1"}));
+  EXPECT_TRUE(
+      FailsWith(read(union_field(0, {1, 2}, 1)), kInvalid, {"1 children but 2 typeIds"}));
+  EXPECT_TRUE(FailsWith(read(union_field(1, {4, 4}, 2)), kInvalid, {"appears twice"}));
+  EXPECT_TRUE(
+      FailsWith(read(union_field(7, {0}, 1)), kInvalid, {"unknown union mode 7"}));
+}
+
+// Union batches: no validity buffer since V5 (sparse: type ids; dense: type
+// ids and offsets), a leading validity entry in V4 messages; type ids and
+// offsets checked by full validation.
+TEST(Malformed, UnionBuffers) {
+  auto sparse = schema({field("u", sparse_union({field("c", int32())}, {3}))});
+  auto dense = schema({field("u", dense_union({field("c", int32())}, {3}))});
+  const std::string ids = std::string("\x03\x03", 2) + std::string(6, '\0');
+  const std::string body = ids + Le32({10, 20});
+  const std::vector<FieldNode> nodes = {{2, 0}, {2, 0}};
+  // V5 sparse: type ids, the child's validity and values.
+  auto v5 = Stream({EncodedSchemaFrame(sparse),
+                    BatchFrame(Md(2, nodes, {{0, 2}, {8, 0}, {8, 8}}, 16), body)});
+  ASSERT_OK_AND_ASSIGN(auto batches, ReadBatches(v5));
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0]->column(0)->ToString(), "[\n  {c: 10},\n  {c: 20}\n]");
+  // V4: the same with a validity entry first.
+  auto v4 = Stream({EncodedSchemaFrame(sparse),
+                    RawBatchFrame(Md(2, nodes, {{0, 0}, {0, 2}, {8, 0}, {8, 8}}, 16),
+                                  body, fb::MetadataVersion::V4)});
+  ASSERT_OK_AND_ASSIGN(auto v4_batches, ReadBatches(v4));
+  ASSERT_EQ(v4_batches.size(), 1u);
+  EXPECT_TRUE(v4_batches[0]->Equals(*batches[0]));
+  // A V4-style layout in a V5 message, and the reverse.
+  EXPECT_TRUE(FailsWith(
+      ReadError(
+          Stream({EncodedSchemaFrame(sparse),
+                  BatchFrame(Md(2, nodes, {{0, 0}, {0, 2}, {8, 0}, {8, 8}}, 16), body)})),
+      kInvalid, {"4 buffer entries, the schema needs 3"}));
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream({EncodedSchemaFrame(sparse),
+                        RawBatchFrame(Md(2, nodes, {{0, 2}, {8, 0}, {8, 8}}, 16), body,
+                                      fb::MetadataVersion::V4)})),
+      kInvalid, {"3 buffer entries, the schema needs 4"}));
+  // V4 with nulls of the union's own: not representable any more.
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream(
+          {EncodedSchemaFrame(sparse),
+           RawBatchFrame(Md(2, {{2, 1}, {2, 0}}, {{0, 1}, {0, 2}, {8, 0}, {8, 8}}, 16),
+                         body, fb::MetadataVersion::V4)})),
+      kNotImplemented, {"V4 union with a validity bitmap"}));
+  // Too few type ids; a sparse child shorter than the union.
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream({EncodedSchemaFrame(sparse),
+                        BatchFrame(Md(2, nodes, {{0, 1}, {8, 0}, {8, 8}}, 16), body)})),
+      kInvalid, {"type ids buffer 0 has 1 bytes, needs 2"}));
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream(
+          {EncodedSchemaFrame(sparse),
+           BatchFrame(Md(2, {{2, 0}, {1, 0}}, {{0, 2}, {8, 0}, {8, 4}}, 16), body)})),
+      kInvalid, {"sparse union child 0 has 1 values, needs 2"}));
+  // Dense: type ids, offsets (0 and 1), the child.
+  const std::string dense_body = ids + Le32({0, 1}) + Le32({10, 20});
+  auto dense_batch = [&](const std::string& b) {
+    return Stream({EncodedSchemaFrame(dense),
+                   BatchFrame(Md(2, nodes, {{0, 2}, {8, 8}, {16, 0}, {16, 8}}, 24), b)});
+  };
+  IpcReadOptions full;
+  full.validate_full = true;
+  EXPECT_TRUE(ReadError(dense_batch(dense_body), full).ok());
+  EXPECT_TRUE(FailsWith(ReadError(dense_batch(ids + Le32({0, 2}) + Le32({10, 20})), full),
+                        kInvalid, {"offset 2 at position 1 is outside"}));
+  const std::string bad_ids = std::string("\x03\x05", 2) + std::string(6, '\0');
+  EXPECT_TRUE(
+      FailsWith(ReadError(dense_batch(bad_ids + Le32({0, 1}) + Le32({10, 20})), full),
+                kInvalid, {"type code 5 at position 1"}));
+  EXPECT_TRUE(FailsWith(
+      ReadError(Stream({EncodedSchemaFrame(dense),
+                        BatchFrame(Md(2, nodes, {{0, 2}, {8, 4}, {16, 0}, {16, 8}}, 24),
+                                   dense_body)})),
+      kInvalid, {"offsets buffer 1 has 4 bytes, needs 8"}));
 }
 
 }  // namespace

@@ -307,6 +307,45 @@ class StructArray : public Array {
                                                    const std::vector<std::string>& names);
 };
 
+// sparse_union / dense_union. Buffer 1: an int8 type code per slot; for
+// dense, buffer 2: an int32 offset per slot into the child of that code.
+// Slot 0 (validity) is always null: a union's nulls are its children's.
+// Sparse children are indexed at the union's offset + i, as a struct's are.
+class UnionArray : public Array {
+ public:
+  explicit UnionArray(ArrayDataPtr data);
+  bool is_dense() const { return type_id() == TypeId::kDenseUnion; }
+  int num_fields() const { return static_cast<int>(data_->child_data.size()); }
+  const int8_t* raw_type_codes() const { return data_->GetValues<int8_t>(1); }
+  int8_t type_code(int64_t i) const { return raw_type_codes()[i]; }
+  // Index of the child that holds slot i.
+  int child_id(int64_t i) const { return data_->type->child_id(type_code(i)); }
+  // Dense only: the position of slot i's value in its child.
+  int32_t value_offset(int64_t i) const { return data_->GetValues<int32_t>(2)[i]; }
+  // The index in child_id(i)'s child array of slot i's value.
+  int64_t child_index(int64_t i) const {
+    return is_dense() ? value_offset(i) : data_->offset + i;
+  }
+  // Child k whole (not sliced: dense offsets and the sparse offset index it).
+  ArrayPtr field(int k) const { return MakeArray(data_->child_data[k]); }
+  // Slot i is null when its value in its child is.
+  bool IsNullValue(int64_t i) const {
+    return data_->child_data[child_id(i)]->IsNull(child_index(i));
+  }
+
+  // A sparse union of `type_codes` (one per slot) over `children`, each as
+  // long as the union; `type` a sparse_union whose fields match the children
+  // (nullptr: fields "0", "1", ... with codes 0, 1, ...). Checked (Validate).
+  static Result<std::shared_ptr<UnionArray>> MakeSparse(
+      const std::vector<int8_t>& type_codes, const std::vector<ArrayPtr>& children,
+      TypePtr type = nullptr);
+  // A dense union: slot i is value `offsets[i]` of the child of `type_codes[i]`.
+  // Checked in full (ValidateFull).
+  static Result<std::shared_ptr<UnionArray>> MakeDense(
+      const std::vector<int8_t>& type_codes, const std::vector<int32_t>& offsets,
+      const std::vector<ArrayPtr>& children, TypePtr type = nullptr);
+};
+
 class DictionaryArray : public Array {
  public:
   explicit DictionaryArray(ArrayDataPtr data);

@@ -400,6 +400,34 @@ class StructBuilder : public ArrayBuilder {
   Status FinishInternal(ArrayDataPtr* out) override;
 };
 
+// sparse_union / dense_union: Append(type_code) starts a slot, then append
+// its value to child_builder(type code's child). For a sparse union the
+// other children get an empty value at once (they must be as long as the
+// union). A null slot is a null of the first child (an empty value if that
+// field is not nullable): unions have no validity bitmap of their own.
+class UnionBuilder : public ArrayBuilder {
+ public:
+  UnionBuilder(TypePtr type, MemoryPool* pool,
+               std::vector<std::shared_ptr<ArrayBuilder>> child_builders);
+  Status Append(int8_t type_code);
+  Status AppendNulls(int64_t n) override;
+  Status AppendEmptyValues(int64_t n) override;
+  ArrayBuilder* child_builder(int k) const { return children_[k].get(); }
+  // The builder of the child of `type_code` (null if no child has it).
+  ArrayBuilder* builder_for(int8_t type_code) const;
+  Status FinishInternal(ArrayDataPtr* out) override;
+  void Reset() override;
+
+ protected:
+  Status Resize(int64_t capacity) override;
+
+ private:
+  bool dense() const { return type_->id() == TypeId::kDenseUnion; }
+  Status AppendSlots(int64_t n, bool null);
+  BufferBuilder codes_;
+  BufferBuilder offsets_;  // dense
+};
+
 // dictionary<values=V, indices=I>: appends values, storing each distinct
 // value once in the dictionary and its index in the indices. Supported value
 // types: integers, floats, half floats, dates, times, timestamps, durations,

@@ -55,6 +55,11 @@ enum class TypeId : int8_t {
   // of variadic data buffers.
   kBinaryView,
   kStringView,
+  // Unions: each slot's int8 type code names the child holding its value.
+  // Sparse: every child is as long as the union. Dense: an int32 offset per
+  // slot into its child. No validity bitmap: nulls are the children's.
+  kSparseUnion,
+  kDenseUnion,
 };
 
 enum class TimeUnit : int8_t { kSecond, kMilli, kMicro, kNano };
@@ -131,6 +136,13 @@ class DataType {
   const TypePtr& item_type() const;                          // map
   const FieldPtr& key_field() const;                         // map
   const FieldPtr& item_field() const;                        // map
+  // Unions: the type code of each child (type_codes()[k] names field(k)),
+  // and the child index of a type code (-1 for a code no child has).
+  const std::vector<int8_t>& type_codes() const { return type_codes_; }
+  int child_id(int8_t type_code) const {  // -1 for every code of other types
+    if (type_code < 0 || child_ids_.empty()) return -1;
+    return child_ids_[static_cast<size_t>(type_code)];
+  }
 
   bool Equals(const DataType& other, bool check_metadata = false) const;
   bool Equals(const TypePtr& other, bool check_metadata = false) const {
@@ -153,6 +165,7 @@ class DataType {
     FieldVector children;
     TypePtr index_type;
     TypePtr value_type;
+    std::vector<int8_t> type_codes;  // unions
   };
   explicit DataType(Params p);
 
@@ -168,7 +181,9 @@ class DataType {
   bool flag_;  // dictionary ordered / map keys_sorted
   FieldVector children_;
   TypePtr index_type_;
-  TypePtr value_type_;  // dictionary only
+  TypePtr value_type_;              // dictionary only
+  std::vector<int8_t> type_codes_;  // unions
+  std::vector<int> child_ids_;      // unions: 128 entries, by type code
 };
 
 class Field {
@@ -292,6 +307,14 @@ Result<TypePtr> MapFromEntries(FieldPtr entries_field, bool keys_sorted);
 Result<TypePtr> MakeDictionary(TypePtr index_type, TypePtr value_type,
                                bool ordered = false);
 TypePtr dictionary(TypePtr index_type, TypePtr value_type, bool ordered = false);
+// Unions of `fields`, `type_codes[k]` the code of field k: distinct codes in
+// [0, 127], at most 128 children. Empty `type_codes` means 0, 1, 2, ...
+constexpr int kMaxUnionTypeCode = 127;
+Result<TypePtr> MakeSparseUnion(FieldVector fields, std::vector<int8_t> type_codes = {});
+Result<TypePtr> MakeDenseUnion(FieldVector fields, std::vector<int8_t> type_codes = {});
+// These abort if invalid.
+TypePtr sparse_union(FieldVector fields, std::vector<int8_t> type_codes = {});
+TypePtr dense_union(FieldVector fields, std::vector<int8_t> type_codes = {});
 
 FieldPtr field(std::string name, TypePtr type, bool nullable = true,
                MetadataPtr metadata = nullptr);
@@ -306,12 +329,16 @@ bool IsPrimitive(TypeId id);     // fixed-width values in one data buffer (incl.
 bool IsBaseBinary(TypeId id);    // string, large_string, binary, large_binary
 bool IsLargeOffsets(TypeId id);  // large_string, large_binary, large_list
 bool IsListLike(TypeId id);      // list, large_list, fixed_size_list, map
-bool IsNested(TypeId id);        // has child arrays
+bool IsNested(TypeId id);        // has child arrays (unions included)
 bool IsBinaryView(TypeId id);    // binary_view, string_view
+bool IsUnion(TypeId id);         // sparse_union, dense_union
 
 // Number of buffers in the Arrow layout of a type (validity included; null
 // has 0), as counted by IPC and the C Data Interface. For views, the fixed
-// part (validity and views): their variadic data buffers come after.
+// part (validity and views): their variadic data buffers come after. Unions
+// have no validity buffer in either (sparse 1: type ids; dense 2: type ids,
+// offsets); in ArrayData they keep slot 0 for it, always null, so a union's
+// ArrayData has LayoutBufferCount + 1 buffers.
 int LayoutBufferCount(TypeId id);
 
 // ---- Compile-time tags for templated arrays and builders ----

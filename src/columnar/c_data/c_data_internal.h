@@ -30,11 +30,12 @@ struct FormatSpec {
   int32_t precision = 0;
   int32_t scale = 0;
   int32_t size = 0;  // w:N byte width, +w:N list size, interval unit, decimal bits
+  std::vector<int8_t> type_codes;  // +us:I,J,... / +ud:I,J,...
 };
 
 // Parses a format string. Invalid for malformed strings, NotImplemented for
-// well-formed strings of types Quiver does not have (views, unions,
-// run-end encoded). The message
+// well-formed strings of types Quiver does not have (list views, run-end
+// encoded). The message
 // names the format string.
 Result<FormatSpec> ParseFormat(std::string_view format);
 

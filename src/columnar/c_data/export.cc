@@ -160,6 +160,14 @@ Status FillArray(const ArrayDataPtr& data, ArrowArray* out, int depth);
 void CollectBuffers(const ArrayData& d, std::vector<const void*>* out,
                     std::vector<int64_t>* variadic_sizes) {
   if (d.type->id() == TypeId::kNull) return;
+  if (IsUnion(d.type->id())) {  // no validity buffer: type ids (and offsets)
+    for (int i = 1; i <= LayoutBufferCount(d.type->id()); ++i) {
+      const Buffer* b =
+          i < static_cast<int>(d.buffers.size()) ? d.buffers[i].get() : nullptr;
+      out->push_back(b != nullptr && b->data() != nullptr ? b->data() : kZeros);
+    }
+    return;
+  }
   if (IsBinaryView(d.type->id())) {
     out->push_back(d.GetNullCount() == 0 || d.buffers[0] == nullptr
                        ? nullptr

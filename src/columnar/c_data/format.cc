@@ -198,6 +198,27 @@ Result<FormatSpec> ParseTemporal(std::string_view f) {
   return spec;
 }
 
+// "+us:I,J,..." / "+ud:I,J,...": the type code of each child, in [0, 127]
+// (no codes at all for a union of no children).
+Result<FormatSpec> ParseUnion(std::string_view f) {
+  FormatSpec spec;
+  spec.id = f[2] == 'd' ? TypeId::kDenseUnion : TypeId::kSparseUnion;
+  std::string_view rest = f.substr(4);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    int32_t code;
+    if (!ParseInt(item, 0, kMaxUnionTypeCode, &code)) {
+      return BadFormat(f, "a union type code must be an integer in [0, 127]");
+    }
+    spec.type_codes.push_back(static_cast<int8_t>(code));
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+    if (rest.empty()) return BadFormat(f, "a union type code list ends with ','");
+  }
+  return spec;
+}
+
 Result<FormatSpec> ParseNested(std::string_view f) {
   static const std::pair<const char*, TypeId> kNested[] = {
       {"+l", TypeId::kList},
@@ -214,7 +235,7 @@ Result<FormatSpec> ParseNested(std::string_view f) {
   }
   if (f.starts_with("+w:")) return ParseFixedSize(f, 3, TypeId::kFixedSizeList);
   if (f == "+vl" || f == "+vL") return Unsupported(f, "list view");
-  if (f.starts_with("+ud:") || f.starts_with("+us:")) return Unsupported(f, "union");
+  if (f.starts_with("+ud:") || f.starts_with("+us:")) return ParseUnion(f);
   if (f == "+r") return Unsupported(f, "run-end encoded");
   return BadFormat(f, "unknown nested type");
 }
@@ -279,6 +300,15 @@ Result<std::string> FormatOf(const DataType& type) {
       return std::string("+s");
     case TypeId::kMap:
       return std::string("+m");
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {
+      std::string f = type.id() == TypeId::kDenseUnion ? "+ud:" : "+us:";
+      for (size_t k = 0; k < type.type_codes().size(); ++k) {
+        if (k > 0) f += ',';
+        f += std::to_string(static_cast<int>(type.type_codes()[k]));
+      }
+      return f;
+    }
     case TypeId::kDictionary:
       if (type.index_type() == nullptr || !IsInteger(type.index_type()->id())) {
         return Status::Invalid("dictionary type without an integer index type");

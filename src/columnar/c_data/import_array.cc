@@ -57,6 +57,7 @@ class ArrayImporter {
   Status ImportValueData(const ArrowArray& a, ArrayData* d, int64_t size,
                          const std::string& what);
   Status ImportViews(const ArrowArray& a, ArrayData* d, const std::string& what);
+  Status ImportUnion(const ArrowArray& a, ArrayData* d, const std::string& what);
   Status ImportChildren(const ArrowArray& a, ArrayData* d, const std::string& what,
                         int depth);
 
@@ -181,6 +182,7 @@ Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
     d->null_count = a.length;
     return Status::OK();
   }
+  if (IsUnion(type.id())) return ImportUnion(a, d, what);
   d->buffers.resize(static_cast<size_t>(a.n_buffers));
   QUIVER_RETURN_NOT_OK(ImportValidity(a, d, what));
   const int64_t end = a.offset + a.length;
@@ -215,6 +217,28 @@ Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
     default:
       return Status::OK();  // struct, fixed_size_list: the validity bitmap only
   }
+}
+
+// Unions: no validity buffer (nulls are the children's): C buffer 0 holds the
+// int8 type ids, for dense buffer 1 the int32 offsets. In ArrayData they go
+// to slots 1 and 2, slot 0 staying null.
+Status ArrayImporter::ImportUnion(const ArrowArray& a, ArrayData* d,
+                                  const std::string& what) {
+  if (a.null_count > 0) {
+    return Status::Invalid(what, " of type ", d->type->ToString(), " has null_count ",
+                           a.null_count, ": a union has no nulls of its own");
+  }
+  d->null_count = 0;
+  const int64_t end = a.offset + a.length;
+  d->buffers.assign(static_cast<size_t>(a.n_buffers) + 1, nullptr);
+  QUIVER_ASSIGN_OR_RAISE(d->buffers[1], Required(a, 0, end, "type ids", what));
+  if (d->type->id() == TypeId::kDenseUnion) {
+    if (end > std::numeric_limits<int64_t>::max() / 4) {
+      return Status::Invalid(what, ": offset + length ", end, " offsets overflow");
+    }
+    QUIVER_ASSIGN_OR_RAISE(d->buffers[2], Required(a, 1, end * 4, "offsets", what));
+  }
+  return Status::OK();
 }
 
 // Views: 16 bytes per slot; then n_buffers - 3 data buffers whose sizes the

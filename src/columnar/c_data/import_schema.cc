@@ -45,6 +45,8 @@ int64_t ExpectedChildren(TypeId id) {
     case TypeId::kMap:
       return 1;
     case TypeId::kStruct:
+    case TypeId::kSparseUnion:  // as many as type codes: checked by the type
+    case TypeId::kDenseUnion:
       return -1;
     default:
       return 0;
@@ -81,6 +83,16 @@ Result<TypePtr> NestedType(const FormatSpec& spec, const ArrowSchema* s,
       return struct_(children);
     case TypeId::kMap:
       return MapType(children[0], (s->flags & ARROW_FLAG_MAP_KEYS_SORTED) != 0);
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {
+      if (spec.type_codes.size() != children.size()) {
+        return Status::Invalid("union format ", QuoteForMessage(s->format), " lists ",
+                               spec.type_codes.size(), " type codes for ",
+                               children.size(), " children");
+      }
+      return spec.id == TypeId::kDenseUnion ? MakeDenseUnion(children, spec.type_codes)
+                                            : MakeSparseUnion(children, spec.type_codes);
+    }
     default:
       return LeafTypeFromSpec(spec);
   }

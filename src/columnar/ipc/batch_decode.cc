@@ -42,6 +42,8 @@ Status CountLayout(const DataType& type, int depth, int max_depth,
   }
   ++*nodes;
   *buffers += LayoutBufferCount(type.id());
+  // V4 writers put a validity buffer entry first in a union's.
+  if (IsUnion(type.id()) && md.version == MetadataVersion::kV4) ++*buffers;
   if (IsBinaryView(type.id())) {
     if (*views >= md.variadic_buffer_counts.size()) {
       return Status::Invalid("batch has ", md.variadic_buffer_counts.size(),
@@ -125,6 +127,7 @@ class ArrayLoader {
       out->null_count = node.length;
       return Status::OK();
     }
+    if (IsUnion(id)) return LoadUnion(node, path, depth, out);
     QUIVER_ASSIGN_OR_RAISE(auto validity, LoadValidity(node));
     out->buffers.push_back(std::move(validity));
     if (out->buffers[0] == nullptr) out->null_count = 0;
@@ -215,7 +218,8 @@ class ArrayLoader {
     return buf;
   }
 
-  Status LoadFixed(const FieldNode& node, int64_t width, bool bits, ArrayData* out) {
+  Status LoadFixed(const FieldNode& node, int64_t width, bool bits, ArrayData* out,
+                   const char* what = "values") {
     QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
     int64_t needed;
     if (bits) {
@@ -223,7 +227,7 @@ class ArrayLoader {
     } else if (!MulOk(node.length, width, &needed)) {
       return Status::Invalid("length ", node.length, " x ", width, " bytes overflows");
     }
-    if (buf->size() < needed) return TooShort("values", *buf, needed);
+    if (buf->size() < needed) return TooShort(what, *buf, needed);
     out->buffers.push_back(std::move(buf));
     return Status::OK();
   }
@@ -300,6 +304,34 @@ class ArrayLoader {
       QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(i, path, depth, out));
       if (child->length < node.length) {
         return Status::Invalid("struct child ", i, " has ", child->length,
+                               " values, needs ", node.length);
+      }
+    }
+    return Status::OK();
+  }
+
+  // Unions: type ids (and dense offsets) with no validity bitmap; a V4
+  // message's validity entry comes first and must not hold nulls (a union
+  // has none of its own since V5). Sparse children as long as the union.
+  Status LoadUnion(const FieldNode& node, std::vector<int>* path, int depth,
+                   ArrayData* out) {
+    if (md_.version == MetadataVersion::kV4) {
+      QUIVER_ASSIGN_OR_RAISE(auto validity, NextBuffer());
+      if (node.null_count > 0 && validity->size() > 0) {
+        return Status::NotImplemented("a V4 union with a validity bitmap of its own (",
+                                      node.null_count,
+                                      " nulls): unions have no validity bitmap since V5");
+      }
+    }
+    out->buffers.push_back(nullptr);
+    out->null_count = 0;
+    QUIVER_RETURN_NOT_OK(LoadFixed(node, 1, /*bits=*/false, out, "type ids"));
+    const bool dense = out->type->id() == TypeId::kDenseUnion;
+    if (dense) QUIVER_RETURN_NOT_OK(LoadFixed(node, 4, /*bits=*/false, out, "offsets"));
+    for (int i = 0; i < out->type->num_fields(); ++i) {
+      QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(i, path, depth, out));
+      if (!dense && child->length < node.length) {
+        return Status::Invalid("sparse union child ", i, " has ", child->length,
                                " values, needs ", node.length);
       }
     }

@@ -40,6 +40,7 @@ class PayloadAssembler {
       AddNode(a.length, a.length);
       return Status::OK();
     }
+    if (IsUnion(id)) return VisitUnion(a, depth);
     const int64_t null_count = a.GetNullCount();
     AddNode(a.length, null_count);
     if (null_count == 0) {
@@ -172,12 +173,32 @@ class PayloadAssembler {
     return Status::OK();
   }
 
-  Status AddValues(const ArrayData& a, int64_t width) {
+  // Unions (V5): no validity buffer; the type codes of the slice; dense: its
+  // offsets as they are, with every child whole (the offsets index it);
+  // sparse: the children sliced like a struct's.
+  Status VisitUnion(const ArrayData& a, int depth) {
+    AddNode(a.length, 0);
+    QUIVER_RETURN_NOT_OK(AddValues(a, 1, 1, "type ids"));
+    const bool dense = a.type->id() == TypeId::kDenseUnion;
+    if (dense) QUIVER_RETURN_NOT_OK(AddValues(a, 4, 2, "offsets"));
+    for (int i = 0; i < a.type->num_fields(); ++i) {
+      QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, i));
+      if (dense || (a.offset == 0 && child->length == a.length)) {
+        QUIVER_RETURN_NOT_OK(Visit(*child, depth + 1));
+      } else {
+        QUIVER_RETURN_NOT_OK(Visit(*child->Slice(a.offset, a.length), depth + 1));
+      }
+    }
+    return Status::OK();
+  }
+
+  Status AddValues(const ArrayData& a, int64_t width, int index = 1,
+                   const char* what = "values") {
     if (a.length == 0 || width == 0) {
       AddBuffer(nullptr);
       return Status::OK();
     }
-    QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, 1, "values"));
+    QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, index, what));
     auto slice = Buffer::SliceSafe(*slot, a.offset * width, a.length * width);
     if (!slice.ok()) {
       return slice.status().WithContext("array of " + a.type->ToString() + " values");

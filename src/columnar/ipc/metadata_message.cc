@@ -213,6 +213,7 @@ Result<BatchMetadata> Message::batch_metadata() const {
   BatchMetadata md;
   md.length = rb->length();
   md.body_length = body_length_;
+  md.version = version_;
   if (md.length < 0) return Status::Invalid("batch length ", md.length, " is negative");
   QUIVER_ASSIGN_OR_RAISE(md.compression, CompressionFromFlatbuffer(rb->compression()));
   if (const auto* counts = rb->variadic_buffer_counts()) {

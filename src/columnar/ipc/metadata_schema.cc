@@ -104,6 +104,14 @@ Result<std::pair<fb::Type, Offset<void>>> TypeToFlatbuffer(FlatBufferBuilder& fb
       return std::make_pair(T::Binary, fb::CreateBinary(fbb).Union());
     case TypeId::kLargeBinary:
       return std::make_pair(T::LargeBinary, fb::CreateLargeBinary(fbb).Union());
+    case TypeId::kSparseUnion:
+    case TypeId::kDenseUnion: {
+      std::vector<int32_t> ids(type.type_codes().begin(), type.type_codes().end());
+      auto ids_vec = fbb.CreateVector(ids);
+      const auto mode =
+          type.id() == TypeId::kDenseUnion ? fb::UnionMode::Dense : fb::UnionMode::Sparse;
+      return std::make_pair(T::Union, fb::CreateUnion(fbb, mode, ids_vec).Union());
+    }
     case TypeId::kBinaryView:
       return std::make_pair(T::BinaryView, fb::CreateBinaryView(fbb).Union());
     case TypeId::kStringView:
@@ -278,6 +286,32 @@ Result<TypePtr> MapFromFlatbuffer(const fb::Map* t, const FieldVector& children)
 }
 
 // The value type of `field` given its decoded children.
+// Union: mode and typeIds (absent: 0, 1, 2, ...), each in [0, 127].
+Result<TypePtr> UnionFromFlatbuffer(const fb::Union* p, const FieldVector& children) {
+  QUIVER_RETURN_NOT_OK(NeedParams(p, fb::Type::Union));
+  if (p->mode() != fb::UnionMode::Sparse && p->mode() != fb::UnionMode::Dense) {
+    return Status::Invalid("unknown union mode ", static_cast<int>(p->mode()));
+  }
+  const bool dense = p->mode() == fb::UnionMode::Dense;
+  std::vector<int8_t> codes;
+  if (p->type_ids() != nullptr) {
+    if (p->type_ids()->size() != children.size()) {
+      return Status::Invalid("union has ", children.size(), " children but ",
+                             p->type_ids()->size(), " typeIds");
+    }
+    for (flatbuffers::uoffset_t i = 0; i < p->type_ids()->size(); ++i) {
+      const int32_t id = p->type_ids()->Get(i);
+      if (id < 0 || id > kMaxUnionTypeCode) {
+        return Status::Invalid("union typeId ", id, " is outside [0, ", kMaxUnionTypeCode,
+                               "]");
+      }
+      codes.push_back(static_cast<int8_t>(id));
+    }
+  }
+  return dense ? MakeDenseUnion(children, std::move(codes))
+               : MakeSparseUnion(children, std::move(codes));
+}
+
 Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& children) {
   const fb::Type t = field->type_type();
   bool nested = t == fb::Type::List || t == fb::Type::LargeList ||
@@ -385,12 +419,8 @@ Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& ch
       return struct_(children);
     case fb::Type::Map:
       return MapFromFlatbuffer(field->type_as_Map(), children);
-    case fb::Type::Union: {
-      auto p = field->type_as_Union();
-      bool dense = p != nullptr && p->mode() == fb::UnionMode::Dense;
-      return Status::NotImplemented(dense ? "dense" : "sparse",
-                                    " union type is not supported");
-    }
+    case fb::Type::Union:
+      return UnionFromFlatbuffer(field->type_as_Union(), children);
     case fb::Type::RunEndEncoded:
       return Status::NotImplemented("run-end encoded type is not supported");
     case fb::Type::ListView:

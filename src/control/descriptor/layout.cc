@@ -29,6 +29,17 @@ Status AddToLayout(const DataType& type, const std::string* name, int parent, in
     return Status::NotImplemented("descriptors do not carry ", type.ToString(),
                                   " columns yet (", name != nullptr ? *name : "", ")");
   }
+  if (IsUnion(id)) {  // no validity buffer (IPC V5)
+    out->buffers.push_back(LayoutBuffer{node, Role::kTypeIds});
+    if (id == TypeId::kDenseUnion) {
+      out->buffers.push_back(LayoutBuffer{node, Role::kUnionOffsets});
+    }
+    for (const FieldPtr& child : type.fields()) {
+      QUIVER_RETURN_NOT_OK(
+          AddToLayout(*child->type(), &child->name(), node, depth + 1, out));
+    }
+    return Status::OK();
+  }
   out->buffers.push_back(LayoutBuffer{node, Role::kValidity});
   if (IsBaseBinary(id)) {
     out->buffers.push_back(LayoutBuffer{node, Role::kOffsets});
@@ -72,6 +83,14 @@ Result<int64_t> NeededBytes(const Layout& layout, const BatchMetadata& md, size_
       return node.null_count == 0 ? 0 : bit_util::BytesForBits(n);
     case Role::kData:
       return -1;
+    case Role::kTypeIds:
+      return n;
+    case Role::kUnionOffsets:
+      if (!MulOk(n, 4, &needed)) {
+        return Status::Invalid(layout.Describe(slot.node), ": length ", n,
+                               " overflows the offsets size");
+      }
+      return needed;
     case Role::kOffsets: {
       if (n == 0) return 0;
       const int64_t width =
@@ -121,6 +140,10 @@ const char* RoleName(Role r) {
       return "offsets";
     case Role::kData:
       return "data";
+    case Role::kTypeIds:
+      return "type ids";
+    case Role::kUnionOffsets:
+      return "union offsets";
   }
   return "?";
 }
@@ -199,7 +222,7 @@ Status CheckBatch(const Layout& layout, const BatchMetadata& md, const char* wha
     const DataType& parent = *layout.nodes[ln.parent].type;
     const int64_t parent_len = md.nodes[ln.parent].length;
     int64_t needed = 0;
-    if (parent.id() == TypeId::kStruct) {
+    if (parent.id() == TypeId::kStruct || parent.id() == TypeId::kSparseUnion) {
       needed = parent_len;
     } else if (parent.id() == TypeId::kFixedSizeList) {
       if (!MulOk(parent_len, parent.list_size(), &needed)) {

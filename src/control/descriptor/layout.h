@@ -19,7 +19,16 @@ namespace quiver::control::descriptor_layout {
 // The buffer layout of a type tree, in the IPC order (depth-first pre-order
 // of field nodes, each node's buffers before its children's).
 
-enum class Role : uint8_t { kValidity, kValues, kOffsets, kData };
+// kTypeIds: a union's int8 type ids; kUnionOffsets: a dense union's int32
+// offsets (one per slot, not length + 1).
+enum class Role : uint8_t {
+  kValidity,
+  kValues,
+  kOffsets,
+  kData,
+  kTypeIds,
+  kUnionOffsets
+};
 
 const char* RoleName(Role r);
 

@@ -7,7 +7,7 @@
 import * as arrow from 'apache-arrow';
 import { INTERVAL_BYTES } from './canonical.mjs';
 
-const { Type, Precision, DateUnit, makeData, Vector } = arrow;
+const { Type, Precision, DateUnit, UnionMode, makeData, Vector } = arrow;
 
 // ---- Bit and byte helpers --------------------------------------------------
 
@@ -85,6 +85,10 @@ export function emptyValue(type) {
       return out;
     }
     case Type.Dictionary: return emptyValue(type.dictionary);
+    case Type.Union: {  // the first child's empty value
+      const f = type.children[0];
+      return { type_code: type.typeIds[0], value: f.nullable ? null : emptyValue(f.type) };
+    }
     default: return '0';
   }
 }
@@ -189,6 +193,27 @@ export function withIndices(type, values, indices, dictionary) {
   });
 }
 
+// Unions from {type_code, value} slots (a null slot, under a null parent,
+// becomes the first child's empty value). Sparse: every child as long as
+// the union, an empty value (or null) where another child holds the slot;
+// dense: each child holds its own slots in order, offsets into them.
+function unionData(type, values) {
+  const slots = fill(type, values);
+  const typeIds = Int8Array.from(slots, (s) => s.type_code);
+  const childOf = (s) => type.typeIdToChildIndex[s.type_code];
+  if (type.mode === UnionMode.Sparse) {
+    const children = type.children.map((f, k) => fromCanonical(f.type, slots.map((s) => (
+      childOf(s) === k ? s.value : (f.nullable ? null : emptyValue(f.type))))));
+    return makeData({ type, length: values.length, nullCount: 0, typeIds, children });
+  }
+  const counts = type.children.map(() => 0);
+  const valueOffsets = Int32Array.from(slots, (s) => counts[childOf(s)]++);
+  const children = type.children.map((f, k) => fromCanonical(f.type,
+      slots.filter((s) => childOf(s) === k).map((s) => s.value)));
+  return makeData({ type, length: values.length, nullCount: 0, typeIds, valueOffsets,
+    children });
+}
+
 // Data of `type` holding the canonical `values` (null = null slot).
 export function fromCanonical(type, values) {
   const length = values.length;
@@ -255,6 +280,7 @@ export function fromCanonical(type, values) {
         valueOffsets: offsetsOf(maps.map((m) => m.length), false), child: entries });
     }
     case Type.Dictionary: return dictionaryData(type, values);
+    case Type.Union: return unionData(type, values);
   }
   throw new Error(`cannot build ${String(type)}`);
 }
@@ -349,6 +375,11 @@ function randomTemporal(rng, type) {
 // values repeat.
 export function randomValue(rng, type, nullable, pools = new Map()) {
   if (type.typeId === Type.Null) return null;
+  if (type.typeId === Type.Union) {  // no nulls of its own: its children have them
+    const k = rng.int(type.children.length);
+    const f = type.children[k];
+    return { type_code: type.typeIds[k], value: randomValue(rng, f.type, f.nullable, pools) };
+  }
   if (nullable && rng.int(6) === 0) return null;
   switch (type.typeId) {
     case Type.Bool: return rng.int(2) === 1;

@@ -17,7 +17,7 @@ import * as arrow from 'apache-arrow';
 // Bytes per value of each IntervalUnit (YEAR_MONTH, DAY_TIME, MONTH_DAY_NANO).
 export const INTERVAL_BYTES = [4, 8, 16];
 
-const { Type, Precision, DateUnit } = arrow;
+const { Type, Precision, DateUnit, UnionMode } = arrow;
 
 // The apache-arrow package actually loaded (path and version), so that the
 // C++ tests can prove the peer is the pinned npm package and not a stand-in.
@@ -98,6 +98,9 @@ export function typeString(type) {
     case Type.Struct: return `struct<${type.children.map(fieldString).join(', ')}>`;
     case Type.Map:
       return `map<${fieldString(type.children[0])}${type.keysSorted ? ', keys_sorted' : ''}>`;
+    case Type.Union:
+      return `${type.mode === UnionMode.Dense ? 'dense' : 'sparse'}_union<` +
+          type.children.map((f, k) => `${fieldString(f)}=${type.typeIds[k]}`).join(', ') + '>';
     case Type.Dictionary:
       return `dictionary<values=${typeString(type.dictionary)}, ` +
           `indices=${intName(type.indices)}, ${type.isOrdered ? 'ordered' : 'unordered'}>`;
@@ -235,6 +238,16 @@ function viewBytes(data, i) {
 // The canonical JSON value of row i of `data` (docs/interop.md, "Values").
 export function canonicalValue(data, i) {
   const type = data.type;
+  if (type.typeId === Type.Union) {
+    // No validity of its own: the type code and the child's value (null
+    // when the child's slot is). Sparse children are sliced with the union,
+    // dense offsets index them directly.
+    const code = data.typeIds[i];
+    const child = data.children[type.typeIdToChildIndex[code]];
+    if (child === undefined) throw new Error(`union type code ${code} at ${i} names no child`);
+    const j = type.mode === UnionMode.Dense ? Number(data.valueOffsets[i]) : i;
+    return { type_code: code, value: canonicalValue(child, j) };
+  }
   if (!isValid(data, i)) return null;
   switch (type.typeId) {
     case Type.Bool: {

@@ -30,7 +30,7 @@ const {
   DurationSecond, DurationMillisecond, DurationMicrosecond, DurationNanosecond,
   IntervalYearMonth, IntervalDayTime, IntervalMonthDayNano,
   Utf8, LargeUtf8, Binary, LargeBinary, FixedSizeBinary, List, LargeList,
-  FixedSizeList, Map_,
+  FixedSizeList, Map_, SparseUnion, DenseUnion,
 } = arrow;
 
 const f = (name, type, nullable = true, metadata = null) =>
@@ -138,6 +138,20 @@ const NESTED = new Schema([
   f('map_of_struct', mapOf(new Utf8(), point)),
   f('list_of_map', new List(f('item', mapOf(new Int64(), new Binary())))),
   f('struct_field_meta', new Struct([f('m', new Int8(), true, [['unit', 'kg']])])),
+]);
+
+const unionPoint = new Struct([f('x', new Int64()), f('y', new Utf8(), false)]);
+const UNIONS = new Schema([
+  f('sparse', new SparseUnion([0, 1], [f('i', new Int32()), f('s', new Utf8())])),
+  f('dense', new DenseUnion([0, 1], [f('i', new Int32()), f('s', new Utf8())])),
+  f('sparse_codes', new SparseUnion([5, 2, 9],
+      [f('b', new Bool()), f('d', new Float64()), f('p', unionPoint)])),
+  f('dense_codes', new DenseUnion([127, 0, 3], [f('l', new List(f('item', new Int16()))),
+    f('n', new Int8(), false), f('p', unionPoint)])),
+  f('list_of_dense', new List(f('item', new DenseUnion([0, 1],
+      [f('a', new Int64()), f('b', new Binary())])))),
+  f('struct_of_sparse', new Struct([f('u', new SparseUnion([0, 1],
+      [f('t', new TimestampMillisecond()), f('d', new Decimal(2, 9, 128))])), f('k', new Int8())])),
 ]);
 
 const DICTIONARIES = new Schema([
@@ -286,6 +300,7 @@ function allCases() {
     randomCase('dictionaries', 4, DICTIONARIES, 120, [9, 64]),
     randomCase('dictionary_int64_indices', 5, DICT_64, 50, [21]),
     randomCase('single_row', 6, NESTED, 1, []),
+    randomCase('unions', 10, UNIONS, 150, [7, 90]),
     deltaCase(),
     slicedNullCase(),
     replacementCase(),

@@ -64,6 +64,9 @@ struct BatchMetadata {
   std::vector<int64_t> variadic_buffer_counts;
   Compression compression = Compression::kUncompressed;
   int64_t body_length = 0;
+  // The message's metadata version: in V4 a union has a (validity) buffer
+  // entry before its type ids, in V5 none.
+  MetadataVersion version = MetadataVersion::kV5;
 };
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,56 @@
+// Factories of sparse_union and dense_union types (type.h).
+#include <vector>
+
+#include "quiver/columnar/type.h"
+
+namespace quiver {
+
+namespace {
+Result<TypePtr> MakeUnion(TypeId id, FieldVector fields, std::vector<int8_t> codes) {
+  const char* what = id == TypeId::kSparseUnion ? "sparse_union" : "dense_union";
+  if (fields.size() > static_cast<size_t>(kMaxUnionTypeCode) + 1) {
+    return Status::Invalid(what, " of ", fields.size(), " children: at most ",
+                           kMaxUnionTypeCode + 1);
+  }
+  if (codes.empty()) {
+    for (size_t k = 0; k < fields.size(); ++k) codes.push_back(static_cast<int8_t>(k));
+  }
+  if (codes.size() != fields.size()) {
+    return Status::Invalid(what, " of ", fields.size(), " children has ", codes.size(),
+                           " type codes");
+  }
+  std::vector<bool> seen(kMaxUnionTypeCode + 1, false);
+  for (size_t k = 0; k < codes.size(); ++k) {
+    if (fields[k] == nullptr) return Status::Invalid(what, " child ", k, " is null");
+    if (codes[k] < 0) {
+      return Status::Invalid(what, " type code ", static_cast<int>(codes[k]),
+                             " is negative");
+    }
+    if (seen[static_cast<size_t>(codes[k])]) {
+      return Status::Invalid(what, " type code ", static_cast<int>(codes[k]),
+                             " appears twice");
+    }
+    seen[static_cast<size_t>(codes[k])] = true;
+  }
+  DataType::Params p;
+  p.id = id;
+  p.children = std::move(fields);
+  p.type_codes = std::move(codes);
+  return std::make_shared<DataType>(std::move(p));
+}
+}  // namespace
+
+Result<TypePtr> MakeSparseUnion(FieldVector fields, std::vector<int8_t> type_codes) {
+  return MakeUnion(TypeId::kSparseUnion, std::move(fields), std::move(type_codes));
+}
+Result<TypePtr> MakeDenseUnion(FieldVector fields, std::vector<int8_t> type_codes) {
+  return MakeUnion(TypeId::kDenseUnion, std::move(fields), std::move(type_codes));
+}
+TypePtr sparse_union(FieldVector fields, std::vector<int8_t> type_codes) {
+  return MakeSparseUnion(std::move(fields), std::move(type_codes)).ValueOrDie();
+}
+TypePtr dense_union(FieldVector fields, std::vector<int8_t> type_codes) {
+  return MakeDenseUnion(std::move(fields), std::move(type_codes)).ValueOrDie();
+}
+
+}  // namespace quiver
