@@ -386,36 +386,67 @@ Result<std::vector<control::PositionedChunk>> Client::GetChunks(
   };
   std::vector<control::PositionedChunk> out;
   std::map<uint32_t, std::vector<BufferRange>> read_at;
+  auto context = [&](const wire::Chunk& c) {
+    return "chunk of node " + std::to_string(c.publisher()) + " at row " +
+           std::to_string(c.first_row()) + " of '" + name + "'";
+  };
+  // Chunks in memory this process cannot map: their rows come over the
+  // transport from each chunk's home into this node's region (the pins
+  // taken above hold them at their owners meanwhile), every home at once,
+  // while the others are decoded here.
+  std::map<uint32_t, std::vector<const wire::Chunk*>> far_at;
+  std::set<const wire::Chunk*> far;
   for (const auto& c : found.chunks()) {
-    auto context = [&] {
-      return "chunk of node " + std::to_string(c.publisher()) + " at row " +
-             std::to_string(c.first_row()) + " of '" + name + "'";
-    };
-    bool far = false;
-    for (uint32_t o : c.owners()) far = far || cluster()->region(o) == nullptr;
-    if (far) {
-      // Memory this process cannot map: the rows come over the transport
-      // from the chunk's home into this node's region (the pins taken
-      // above hold them at their owners meanwhile).
-      auto got = FetchFar(c.id(), c.home(), c.batch_descriptor());
-      if (!got.ok()) return got.status().WithContext(context());
-      uint64_t row = c.first_row();
-      for (auto& b : *got) {
-        const auto n = static_cast<uint64_t>(b->num_rows());
-        out.push_back({row, c.publisher(), std::move(b)});
-        row += n;
+    bool mapped = true;
+    for (uint32_t o : c.owners()) mapped = mapped && cluster()->region(o) != nullptr;
+    if (mapped) continue;
+    far_at[c.home()].push_back(&c);
+    far.insert(&c);
+  }
+  struct Fetched {
+    std::vector<control::PositionedChunk> chunks;
+    Status status;
+  };
+  std::map<uint32_t, Fetched> fetched;
+  std::vector<std::thread> fetchers;
+  for (auto& [home, list] : far_at) {
+    Fetched* into = &fetched[home];
+    fetchers.emplace_back([this, into, &list, &context] {
+      for (const wire::Chunk* c : list) {
+        auto got = FetchFar(c->id(), c->home(), c->batch_descriptor());
+        if (!got.ok()) {
+          into->status = got.status().WithContext(context(*c));
+          return;
+        }
+        uint64_t row = c->first_row();
+        for (auto& b : *got) {
+          const auto n = static_cast<uint64_t>(b->num_rows());
+          into->chunks.push_back({row, c->publisher(), std::move(b)});
+          row += n;
+        }
       }
-      continue;
-    }
-    auto batch = control::DecodeDescriptor(c.batch_descriptor(), validator, pins);
-    if (!batch.ok()) return batch.status().WithContext(context());
-    auto by_owner = ByOwner(config(), RangesOf(**batch));
-    if (by_owner.ok()) {
-      for (auto& [o, list] : *by_owner) {
-        read_at[o].insert(read_at[o].end(), list.begin(), list.end());
+    });
+  }
+  Status near = [&]() -> Status {
+    for (const auto& c : found.chunks()) {
+      if (far.count(&c) != 0) continue;
+      auto batch = control::DecodeDescriptor(c.batch_descriptor(), validator, pins);
+      if (!batch.ok()) return batch.status().WithContext(context(c));
+      auto by_owner = ByOwner(config(), RangesOf(**batch));
+      if (by_owner.ok()) {
+        for (auto& [o, list] : *by_owner) {
+          read_at[o].insert(read_at[o].end(), list.begin(), list.end());
+        }
       }
+      out.push_back({c.first_row(), c.publisher(), std::move(*batch)});
     }
-    out.push_back({c.first_row(), c.publisher(), std::move(*batch)});
+    return Status::OK();
+  }();
+  for (auto& t : fetchers) t.join();
+  QUIVER_RETURN_NOT_OK(near);
+  for (auto& [home, f] : fetched) {
+    QUIVER_RETURN_NOT_OK(f.status);
+    for (auto& c : f.chunks) out.push_back(std::move(c));
   }
   // What each pin covers, should its owner restart and need it re-claimed.
   for (auto& p : pins->pins) {
