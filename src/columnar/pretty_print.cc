@@ -130,8 +130,9 @@ bool ViewRange(const ArrayData& d, int64_t i, int64_t* begin, int64_t* end) {
   const int64_t limit = d.child_data[0]->length;
   *begin = LoadValue<O>(d.GetBuffer(1), d.offset + i);
   const int64_t size = LoadValue<O>(d.GetBuffer(2), d.offset + i);
-  *end = *begin + size;
-  return 0 <= *begin && 0 <= size && *begin <= limit && size <= limit - *begin;
+  if (*begin < 0 || size < 0 || *begin > limit || size > limit - *begin) return false;
+  *end = *begin + size;  // cannot overflow: both lie in [0, limit]
+  return true;
 }
 
 template <typename O>

@@ -4,6 +4,7 @@
 // the C Data and IPC forms (AllTypes covers the rest of the round trips).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,15 @@ TEST(ListViews, ValidateFullContent) {
   // Printing does not trust what Validate did not check.
   EXPECT_NE(bad->ToString().find("<invalid offsets>"), std::string::npos)
       << bad->ToString();
+  // int64 views whose end would overflow.
+  auto huge = MakeArray(ArrayData::Make(
+      large_list_view(int32()), 1,
+      {nullptr, BufferOf<int64_t>({std::numeric_limits<int64_t>::max() - 1}),
+       BufferOf<int64_t>({5})},
+      {child->data()}, 0));
+  EXPECT_TRUE(IsInvalidWith(huge->ValidateFull(), "view at position 0"));
+  EXPECT_NE(huge->ToString().find("<invalid offsets>"), std::string::npos)
+      << huge->ToString();
 }
 
 TEST(ListViews, EqualityAndSlices) {
