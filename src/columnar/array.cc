@@ -153,6 +153,68 @@ Result<std::shared_ptr<UnionArray>> UnionArray::MakeDense(
   return out;
 }
 
+template <typename OffsetType>
+BaseListViewArray<OffsetType>::BaseListViewArray(ArrayDataPtr data)
+    : Array(std::move(data)) {
+  if (!data_->child_data.empty() && data_->child_data[0] != nullptr) {
+    values_ = MakeArray(data_->child_data[0]);
+  }
+}
+
+template <typename OffsetType>
+Result<std::shared_ptr<BaseListViewArray<OffsetType>>>
+BaseListViewArray<OffsetType>::Make(const std::vector<OffsetType>& offsets,
+                                    const std::vector<OffsetType>& sizes,
+                                    const ArrayPtr& values,
+                                    const std::vector<bool>& valid, TypePtr type) {
+  constexpr TypeId kId =
+      sizeof(OffsetType) == 4 ? TypeId::kListView : TypeId::kLargeListView;
+  if (values == nullptr) return Status::Invalid("list view: no values array");
+  if (type == nullptr) {
+    type = kId == TypeId::kListView ? list_view(values->type())
+                                    : large_list_view(values->type());
+  }
+  if (type->id() != kId) {
+    return Status::TypeError("expected a ", kId == TypeId::kListView ? "" : "large_",
+                             "list_view type, got ", type->ToString());
+  }
+  if (sizes.size() != offsets.size()) {
+    return Status::Invalid("list view: ", offsets.size(), " offsets but ", sizes.size(),
+                           " sizes");
+  }
+  if (!valid.empty() && valid.size() != offsets.size()) {
+    return Status::Invalid("list view: ", offsets.size(), " offsets but ", valid.size(),
+                           " validity flags");
+  }
+  const auto n = static_cast<int64_t>(offsets.size());
+  std::shared_ptr<Buffer> validity;
+  int64_t null_count = 0;
+  if (!valid.empty()) {
+    QUIVER_ASSIGN_OR_RAISE(auto bits,
+                           AllocateZeroedBuffer(bit_util::BytesForBits(n), nullptr));
+    for (int64_t i = 0; i < n; ++i) {
+      if (valid[static_cast<size_t>(i)]) {
+        bit_util::SetBit(bits->mutable_data(), i);
+      } else {
+        ++null_count;
+      }
+    }
+    validity = std::move(bits);
+  }
+  const auto width = static_cast<int64_t>(sizeof(OffsetType));
+  QUIVER_ASSIGN_OR_RAISE(auto offs, CopyToBuffer(offsets.data(), n * width));
+  QUIVER_ASSIGN_OR_RAISE(auto szs, CopyToBuffer(sizes.data(), n * width));
+  auto data = ArrayData::Make(std::move(type), n,
+                              {std::move(validity), std::move(offs), std::move(szs)},
+                              {values->data()}, null_count);
+  auto out = std::make_shared<BaseListViewArray>(std::move(data));
+  QUIVER_RETURN_NOT_OK(out->ValidateFull());
+  return out;
+}
+
+template class BaseListViewArray<int32_t>;
+template class BaseListViewArray<int64_t>;
+
 DictionaryArray::DictionaryArray(ArrayDataPtr data) : Array(std::move(data)) {
   auto idx = std::make_shared<ArrayData>(*data_);
   idx->type = data_->type->index_type();
@@ -244,6 +306,10 @@ ArrayPtr MakeArray(ArrayDataPtr data) {
       return std::make_shared<ListArray>(std::move(data));
     case TypeId::kLargeList:
       return std::make_shared<LargeListArray>(std::move(data));
+    case TypeId::kListView:
+      return std::make_shared<ListViewArray>(std::move(data));
+    case TypeId::kLargeListView:
+      return std::make_shared<LargeListViewArray>(std::move(data));
     case TypeId::kMap:
       return std::make_shared<MapArray>(std::move(data));
     case TypeId::kFixedSizeList:
@@ -327,6 +393,14 @@ Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPoo
                              MakeNullData(type->value_type(), 0, pool, false));
       children.push_back(std::move(child));
     }
+  } else if (IsListView(id)) {  // empty views of an empty child
+    const int64_t width = id == TypeId::kLargeListView ? 8 : 4;
+    for (int k = 0; k < 2; ++k) {
+      QUIVER_ASSIGN_OR_RAISE(auto buf, AllocateZeroedBuffer(width * length, pool));
+      buffers.push_back(std::move(buf));
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto child, MakeNullData(type->value_type(), 0, pool, false));
+    children.push_back(std::move(child));
   } else if (id == TypeId::kFixedSizeList) {
     QUIVER_ASSIGN_OR_RAISE(
         auto child,

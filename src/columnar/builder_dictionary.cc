@@ -454,6 +454,13 @@ Result<std::unique_ptr<ArrayBuilder>> MakeBuilder(const TypePtr& type, MemoryPoo
       }
       return B(new UnionBuilder(type, pool, std::move(children)));
     }
+    case TypeId::kListView:
+    case TypeId::kLargeListView: {
+      QUIVER_ASSIGN_OR_RAISE(auto child, MakeBuilder(type->value_type(), pool));
+      std::shared_ptr<ArrayBuilder> c(std::move(child));
+      if (type->id() == TypeId::kListView) return B(new ListViewBuilder(pool, c, type));
+      return B(new LargeListViewBuilder(pool, c, type));
+    }
     case TypeId::kDictionary:
       if (!IsDictionaryValueType(type->value_type()->id())) {
         return Status::NotImplemented("DictionaryBuilder for values of type ",

@@ -131,6 +131,98 @@ template class BaseListBuilder<int32_t>;
 template class BaseListBuilder<int64_t>;
 
 // ---------------------------------------------------------------------------
+// BaseListViewBuilder
+
+template <typename OffsetType>
+BaseListViewBuilder<OffsetType>::BaseListViewBuilder(
+    MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder, TypePtr type)
+    : ArrayBuilder(
+          type ? std::move(type)
+               : (sizeof(OffsetType) == 4 ? list_view(value_builder->type())
+                                          : large_list_view(value_builder->type())),
+          pool),
+      offsets_(pool_) {
+  const TypeId expected =
+      sizeof(OffsetType) == 4 ? TypeId::kListView : TypeId::kLargeListView;
+  if (type_->id() != expected) {
+    Status::TypeError("list view builder given type ", type_->ToString()).Abort();
+  }
+  CheckChildType(type_->value_type(), *value_builder, type_->name().c_str()).Abort();
+  children_.push_back(std::move(value_builder));
+}
+
+template <typename OffsetType>
+Status BaseListViewBuilder<OffsetType>::Resize(int64_t capacity) {
+  QUIVER_RETURN_NOT_OK(offsets_.Reserve(capacity - offsets_.length()));
+  return ArrayBuilder::Resize(capacity);
+}
+
+template <typename OffsetType>
+Status BaseListViewBuilder<OffsetType>::AppendStart() {
+  const int64_t n = value_builder()->length();
+  if (n > std::numeric_limits<OffsetType>::max()) {
+    return Status::CapacityError(type_->ToString(), " cannot hold more than ",
+                                 std::numeric_limits<OffsetType>::max(), " child values");
+  }
+  offsets_.UnsafeAppend(static_cast<OffsetType>(n));
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListViewBuilder<OffsetType>::Append(bool is_valid) {
+  QUIVER_RETURN_NOT_OK(Reserve(1));
+  QUIVER_RETURN_NOT_OK(AppendStart());
+  UnsafeAppendToBitmap(is_valid);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListViewBuilder<OffsetType>::AppendNulls(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendStart());
+  UnsafeAppendToBitmap(n, false);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListViewBuilder<OffsetType>::AppendEmptyValues(int64_t n) {
+  QUIVER_RETURN_NOT_OK(Reserve(n));
+  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendStart());
+  UnsafeAppendToBitmap(n, true);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+Status BaseListViewBuilder<OffsetType>::FinishInternal(ArrayDataPtr* out) {
+  const int64_t child_length = value_builder()->length();
+  // Each list ends where the next starts, the last at the child's end.
+  TypedBufferBuilder<OffsetType> sizes(pool_);
+  QUIVER_RETURN_NOT_OK(sizes.Reserve(length_));
+  const OffsetType* starts = offsets_.data();
+  for (int64_t i = 0; i < length_; ++i) {
+    const int64_t end = i + 1 < length_ ? starts[i + 1] : child_length;
+    sizes.UnsafeAppend(static_cast<OffsetType>(end - starts[i]));
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(value_builder()));
+  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
+  QUIVER_ASSIGN_OR_RAISE(auto offsets, offsets_.Finish());
+  QUIVER_ASSIGN_OR_RAISE(auto size_buffer, sizes.Finish());
+  *out = ArrayData::Make(
+      type_, length_, {std::move(validity), std::move(offsets), std::move(size_buffer)},
+      {std::move(values)}, null_count_);
+  return Status::OK();
+}
+
+template <typename OffsetType>
+void BaseListViewBuilder<OffsetType>::Reset() {
+  ArrayBuilder::Reset();
+  offsets_.Reset();
+}
+
+template class BaseListViewBuilder<int32_t>;
+template class BaseListViewBuilder<int64_t>;
+
+// ---------------------------------------------------------------------------
 // MapBuilder
 
 MapBuilder::MapBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> key_builder,

@@ -206,6 +206,29 @@ bool ListEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
   });
 }
 
+// Slot by slot: equal sizes, and equal child values under each view (the
+// offsets themselves may differ).
+template <typename O>
+bool ListViewEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
+                   int64_t len) {
+  const uint8_t* lo = l.GetBuffer(1) + (l.offset + ls) * int64_t{sizeof(O)};
+  const uint8_t* ro = r.GetBuffer(1) + (r.offset + rs) * int64_t{sizeof(O)};
+  const uint8_t* lsz = l.GetBuffer(2) + (l.offset + ls) * int64_t{sizeof(O)};
+  const uint8_t* rsz = r.GetBuffer(2) + (r.offset + rs) * int64_t{sizeof(O)};
+  const ArrayData& lc = *l.child_data[0];
+  const ArrayData& rc = *r.child_data[0];
+  return ForEachValidRun(l, r, ls, rs, len, [&](int64_t start, int64_t n) {
+    for (int64_t i = start; i < start + n; ++i) {
+      const int64_t size = LoadValue<O>(lsz, i);
+      if (size != LoadValue<O>(rsz, i)) return false;
+      if (!RangesEqual(lc, rc, LoadValue<O>(lo, i), LoadValue<O>(ro, i), size)) {
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
 bool FixedSizeListEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
                         int64_t len) {
   const int64_t size = l.type->list_size();
@@ -290,6 +313,10 @@ bool ValuesEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
       return ListEqual<int64_t>(l, r, ls, rs, len);
     case TypeId::kFixedSizeList:
       return FixedSizeListEqual(l, r, ls, rs, len);
+    case TypeId::kListView:
+      return ListViewEqual<int32_t>(l, r, ls, rs, len);
+    case TypeId::kLargeListView:
+      return ListViewEqual<int64_t>(l, r, ls, rs, len);
     case TypeId::kStruct:
       return StructEqual(l, r, ls, rs, len);
     case TypeId::kDictionary:

@@ -245,6 +245,49 @@ Status ConcatUnions(const Inputs& in, MemoryPool* pool, ArrayData* out) {
   return Status::OK();
 }
 
+// List views: the children whole, one after the other; each offset moved by
+// the lengths of the children before, sizes as they are (null slots: 0, 0).
+template <typename O>
+Status ConcatListViews(const Inputs& in, MemoryPool* pool, ArrayData* out) {
+  const int64_t total = TotalLength(in);
+  QUIVER_ASSIGN_OR_RAISE(auto offsets,
+                         AllocateResizableBuffer(total * int64_t{sizeof(O)}, pool));
+  QUIVER_ASSIGN_OR_RAISE(auto sizes,
+                         AllocateResizableBuffer(total * int64_t{sizeof(O)}, pool));
+  O* off_dst = offsets->mutable_data_as<O>();
+  O* size_dst = sizes->mutable_data_as<O>();
+  int64_t base = 0;
+  int64_t pos = 0;
+  for (const ArrayData* d : in) {
+    const O* off_src = d->GetValues<O>(1);
+    const O* size_src = d->GetValues<O>(2);
+    for (int64_t i = 0; i < d->length; ++i, ++pos) {
+      if (d->IsNull(i)) {
+        off_dst[pos] = 0;
+        size_dst[pos] = 0;
+        continue;
+      }
+      const int64_t moved = static_cast<int64_t>(off_src[i]) + base;
+      if (moved > std::numeric_limits<O>::max()) {
+        return Status::CapacityError("concatenated list view offsets exceed ",
+                                     sizeof(O) * 8, " bits");
+      }
+      off_dst[pos] = static_cast<O>(moved);
+      size_dst[pos] = size_src[i];
+    }
+    base += d->child_data[0]->length;
+  }
+  offsets->ZeroPadding();
+  sizes->ZeroPadding();
+  out->buffers.push_back(std::shared_ptr<Buffer>(std::move(offsets)));
+  out->buffers.push_back(std::shared_ptr<Buffer>(std::move(sizes)));
+  std::vector<Span> spans;
+  for (const ArrayData* d : in) spans.push_back({0, d->child_data[0]->length});
+  QUIVER_ASSIGN_OR_RAISE(auto child, ConcatChildren(in, 0, spans, pool));
+  out->child_data.push_back(std::move(child));
+  return Status::OK();
+}
+
 // The dictionary of the last input, if every earlier one is a prefix of it.
 Result<ArrayDataPtr> SharedDictionary(const Inputs& in) {
   const ArrayDataPtr& last = in.back()->dictionary;
@@ -330,6 +373,12 @@ Result<ArrayDataPtr> Concatenate(const std::vector<const ArrayData*>& in,
     case TypeId::kDenseUnion:
       QUIVER_RETURN_NOT_OK(ConcatUnions(in, pool, out.get()));
       break;
+    case TypeId::kListView:
+      QUIVER_RETURN_NOT_OK(ConcatListViews<int32_t>(in, pool, out.get()));
+      break;
+    case TypeId::kLargeListView:
+      QUIVER_RETURN_NOT_OK(ConcatListViews<int64_t>(in, pool, out.get()));
+      break;
     case TypeId::kDictionary: {
       QUIVER_ASSIGN_OR_RAISE(out->dictionary, SharedDictionary(in));
       QUIVER_ASSIGN_OR_RAISE(auto indices,
@@ -396,6 +445,10 @@ int64_t ConcatenateBound(const ArrayData& d) {
       n += d.length * 5 + 2 * kPad;
       for (const auto& c : d.child_data) n += ConcatenateBound(*c);
       return n;
+    case TypeId::kListView:
+    case TypeId::kLargeListView:  // the child whole, as concatenated
+      n += d.length * 2 * (IsLargeOffsets(id) ? 8 : 4) + 2 * kPad;
+      return n + ConcatenateBound(*d.child_data[0]);
     case TypeId::kBinaryView:
     case TypeId::kStringView:
       return n + d.length * 16 + kPad + OutOfLineBytes(d) + kPad;

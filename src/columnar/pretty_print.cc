@@ -123,6 +123,18 @@ bool ValueRange(const ArrayData& d, int64_t i, int64_t* begin, int64_t* end) {
   return 0 <= *begin && *begin <= *end && *end <= limit;
 }
 
+// The child range [begin, end) a list view's slot i shows; false when the
+// view does not lie in the child (shown, not read).
+template <typename O>
+bool ViewRange(const ArrayData& d, int64_t i, int64_t* begin, int64_t* end) {
+  const int64_t limit = d.child_data[0]->length;
+  *begin = LoadValue<O>(d.GetBuffer(1), d.offset + i);
+  const int64_t size = LoadValue<O>(d.GetBuffer(2), d.offset + i);
+  if (*begin < 0 || size < 0 || *begin > limit || size > limit - *begin) return false;
+  *end = *begin + size;  // cannot overflow: both lie in [0, limit]
+  return true;
+}
+
 template <typename O>
 void AppendBinaryValue(const ArrayData& d, int64_t i, bool is_string, std::string* out) {
   int64_t begin;
@@ -273,6 +285,17 @@ void AppendInlineList(const ArrayData& d, int64_t i, std::string* out) {
   AppendInlineRange(*d.child_data[0], begin, end - begin, out);
 }
 
+template <typename O>
+void AppendInlineListView(const ArrayData& d, int64_t i, std::string* out) {
+  int64_t begin;
+  int64_t end;
+  if (!ViewRange<O>(d, i, &begin, &end)) {
+    out->append(kInvalidOffsets);
+    return;
+  }
+  AppendInlineRange(*d.child_data[0], begin, end - begin, out);
+}
+
 void AppendInlineMap(const ArrayData& d, int64_t i, std::string* out) {
   int64_t begin;
   int64_t end;
@@ -335,6 +358,10 @@ void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
       return AppendInlineList<int32_t>(d, i, out);
     case TypeId::kLargeList:
       return AppendInlineList<int64_t>(d, i, out);
+    case TypeId::kListView:
+      return AppendInlineListView<int32_t>(d, i, out);
+    case TypeId::kLargeListView:
+      return AppendInlineListView<int64_t>(d, i, out);
     case TypeId::kFixedSizeList: {
       const int64_t size = d.type->list_size();
       return AppendInlineRange(*d.child_data[0], (d.offset + i) * size, size, out);
@@ -383,6 +410,14 @@ class Printer {
       case TypeId::kLargeList:
         return PrintValues(d, indent, true,
                            [&](int64_t i, int in) { PrintListValue<int64_t>(d, i, in); });
+      case TypeId::kListView:
+        return PrintValues(d, indent, true, [&](int64_t i, int in) {
+          PrintListViewValue<int32_t>(d, i, in);
+        });
+      case TypeId::kLargeListView:
+        return PrintValues(d, indent, true, [&](int64_t i, int in) {
+          PrintListViewValue<int64_t>(d, i, in);
+        });
       case TypeId::kFixedSizeList:
         return PrintValues(d, indent, true, [&](int64_t i, int in) {
           const int64_t size = d.type->list_size();
@@ -453,6 +488,18 @@ class Printer {
     int64_t begin;
     int64_t end;
     if (!ValueRange<O>(d, i, &begin, &end)) {
+      Indent(indent);
+      out_ << kInvalidOffsets;
+      return;
+    }
+    Print(*d.child_data[0]->Slice(begin, end - begin), indent);
+  }
+
+  template <typename O>
+  void PrintListViewValue(const ArrayData& d, int64_t i, int indent) {
+    int64_t begin;
+    int64_t end;
+    if (!ViewRange<O>(d, i, &begin, &end)) {
       Indent(indent);
       out_ << kInvalidOffsets;
       return;

@@ -112,14 +112,17 @@ bool IsBaseBinary(TypeId id) {
 }
 bool IsLargeOffsets(TypeId id) {
   return id == TypeId::kLargeString || id == TypeId::kLargeBinary ||
-         id == TypeId::kLargeList;
+         id == TypeId::kLargeList || id == TypeId::kLargeListView;
+}
+bool IsListView(TypeId id) {
+  return id == TypeId::kListView || id == TypeId::kLargeListView;
 }
 bool IsListLike(TypeId id) {
   return id == TypeId::kList || id == TypeId::kLargeList ||
          id == TypeId::kFixedSizeList || id == TypeId::kMap;
 }
 bool IsNested(TypeId id) {
-  return IsListLike(id) || id == TypeId::kStruct || IsUnion(id);
+  return IsListLike(id) || id == TypeId::kStruct || IsUnion(id) || IsListView(id);
 }
 bool IsUnion(TypeId id) {
   return id == TypeId::kSparseUnion || id == TypeId::kDenseUnion;
@@ -134,6 +137,7 @@ int LayoutBufferCount(TypeId id) {
   if (IsBaseBinary(id)) return 3;
   if (id == TypeId::kSparseUnion) return 1;
   if (id == TypeId::kDenseUnion) return 2;
+  if (IsListView(id)) return 3;
   if (id == TypeId::kList || id == TypeId::kLargeList || id == TypeId::kMap) return 2;
   return 1;  // struct, fixed_size_list
 }
@@ -205,7 +209,7 @@ int DataType::bit_width() const {
 const FieldPtr& DataType::value_field() const {
   static const FieldPtr kNone;
   if (id_ == TypeId::kList || id_ == TypeId::kLargeList ||
-      id_ == TypeId::kFixedSizeList || id_ == TypeId::kMap) {
+      id_ == TypeId::kFixedSizeList || id_ == TypeId::kMap || IsListView(id_)) {
     return children_[0];
   }
   return kNone;
@@ -252,6 +256,8 @@ bool DataType::Equals(const DataType& other, bool check_metadata) const {
       [[fallthrough]];
     case TypeId::kList:
     case TypeId::kLargeList:
+    case TypeId::kListView:
+    case TypeId::kLargeListView:
     case TypeId::kStruct: {
       if (children_.size() != other.children_.size()) return false;
       for (size_t i = 0; i < children_.size(); ++i) {
@@ -324,6 +330,10 @@ std::string DataType::name() const {
       return "list";
     case TypeId::kLargeList:
       return "large_list";
+    case TypeId::kListView:
+      return "list_view";
+    case TypeId::kLargeListView:
+      return "large_list_view";
     case TypeId::kFixedSizeList:
       return "fixed_size_list";
     case TypeId::kStruct:
@@ -369,6 +379,8 @@ std::string DataType::ToString() const {
       break;
     case TypeId::kList:
     case TypeId::kLargeList:
+    case TypeId::kListView:
+    case TypeId::kLargeListView:
       ss << name() << "<" << children_[0]->ToString() << ">";
       break;
     case TypeId::kFixedSizeList:
@@ -672,6 +684,18 @@ TypePtr large_list(TypePtr value_type) {
 }
 TypePtr large_list(FieldPtr value_field) {
   return MakeList(TypeId::kLargeList, std::move(value_field));
+}
+TypePtr list_view(TypePtr value_type) {
+  return list_view(field("item", std::move(value_type)));
+}
+TypePtr list_view(FieldPtr value_field) {
+  return MakeList(TypeId::kListView, std::move(value_field));
+}
+TypePtr large_list_view(TypePtr value_type) {
+  return large_list_view(field("item", std::move(value_type)));
+}
+TypePtr large_list_view(FieldPtr value_field) {
+  return MakeList(TypeId::kLargeListView, std::move(value_field));
 }
 Result<TypePtr> MakeFixedSizeList(FieldPtr value_field, int32_t list_size) {
   if (list_size < 0) {

@@ -90,7 +90,7 @@ Status CheckTypeParameters(const DataType& t) {
 // The number and shape of child fields each nested type declares.
 Status CheckTypeChildren(const DataType& t) {
   const TypeId id = t.id();
-  if (IsListLike(id) && t.num_fields() != 1) {
+  if ((IsListLike(id) || IsListView(id)) && t.num_fields() != 1) {
     return InvalidArray(t, "type has ", t.num_fields(), " child fields, expected 1");
   }
   for (int i = 0; i < t.num_fields(); ++i) {
@@ -123,7 +123,7 @@ Status ValidateTypeTree(const DataType& t, int depth) {
     return InvalidArray(t, "types are nested deeper than ", kMaxNestingDepth, " levels");
   }
   if (static_cast<int>(t.id()) < 0 ||
-      static_cast<int>(t.id()) > static_cast<int>(TypeId::kDenseUnion)) {
+      static_cast<int>(t.id()) > static_cast<int>(TypeId::kLargeListView)) {
     return Status::Invalid("unknown type id ", static_cast<int>(t.id()));
   }
   QUIVER_RETURN_NOT_OK(CheckTypeParameters(t));
@@ -356,6 +356,18 @@ Status CheckUnionLayout(const ArrayData& d) {
   return CheckBufferSize(d, 2, "offsets", needed);
 }
 
+// Offsets (slot 1) and sizes (slot 2) of `width` bytes for offset + length
+// slots; ValidateFull checks each view against the child.
+Status CheckListViewLayout(const ArrayData& d, int64_t width) {
+  int64_t needed;
+  if (__builtin_mul_overflow(d.offset + d.length, width, &needed)) {
+    return InvalidArray(*d.type, "offset + length ", d.offset + d.length,
+                        " offsets overflow");
+  }
+  QUIVER_RETURN_NOT_OK(CheckBufferSize(d, 1, "offsets", needed));
+  return CheckBufferSize(d, 2, "sizes", needed);
+}
+
 Status CheckDictionaryLayout(const ArrayData& d, int depth) {
   const DataType& t = *d.type;
   if (d.dictionary == nullptr) return InvalidArray(t, "the dictionary is missing");
@@ -394,6 +406,10 @@ Status CheckTypeLayout(const ArrayData& d, int depth) {
     case TypeId::kSparseUnion:
     case TypeId::kDenseUnion:
       return CheckUnionLayout(d);
+    case TypeId::kListView:
+      return CheckListViewLayout(d, 4);
+    case TypeId::kLargeListView:
+      return CheckListViewLayout(d, 8);
     default:
       return Status::OK();  // null
   }

@@ -335,8 +335,40 @@ Status CheckUnionContent(const ArrayData& d) {
   return Status::OK();
 }
 
+// Every non-null view lies in the child: offset, size >= 0 and
+// offset + size <= the child's length (views need not be ordered).
+template <typename O>
+Status CheckListViewContent(const ArrayData& d) {
+  const uint8_t* offsets = SlotBase<O>(d, 1);
+  const uint8_t* sizes = SlotBase<O>(d, 2);
+  const int64_t child_length = d.child_data[0]->length;
+  int64_t bad = -1;
+  VisitSetBits(ValidityBits(d), d.offset, d.length, [&](int64_t i) {
+    const int64_t off = LoadValue<O>(offsets, i);
+    const int64_t size = LoadValue<O>(sizes, i);
+    if (off >= 0 && size >= 0 && off <= child_length && size <= child_length - off) {
+      return true;
+    }
+    bad = i;
+    return false;
+  });
+  if (bad < 0) return Status::OK();
+  const int64_t off = LoadValue<O>(offsets, bad);
+  const int64_t size = LoadValue<O>(sizes, bad);
+  if (off < 0)
+    return InvalidArray(*d.type, "offset ", off, " at position ", bad, " is negative");
+  if (size < 0)
+    return InvalidArray(*d.type, "size ", size, " at position ", bad, " is negative");
+  return InvalidArray(*d.type, "view at position ", bad, " (offset ", off, ", size ",
+                      size, ") ends beyond the child array (", child_length, " values)");
+}
+
 Status CheckTypeContent(const ArrayData& d) {
   switch (d.type->id()) {
+    case TypeId::kListView:
+      return CheckListViewContent<int32_t>(d);
+    case TypeId::kLargeListView:
+      return CheckListViewContent<int64_t>(d);
     case TypeId::kSparseUnion:
     case TypeId::kDenseUnion:
       return CheckUnionContent(d);

@@ -126,10 +126,22 @@ Status AppendDictionaryValue(ArrayBuilder* b, const DataType& type, Rng* rng) {
 Status AppendNested(ArrayBuilder* b, const DataType& type, Rng* rng) {
   switch (type.id()) {
     case TypeId::kList:
-    case TypeId::kLargeList: {
-      QUIVER_RETURN_NOT_OK(type.id() == TypeId::kList
-                               ? static_cast<ListBuilder*>(b)->Append()
-                               : static_cast<LargeListBuilder*>(b)->Append());
+    case TypeId::kLargeList:
+    case TypeId::kListView:
+    case TypeId::kLargeListView: {
+      switch (type.id()) {
+        case TypeId::kList:
+          QUIVER_RETURN_NOT_OK(static_cast<ListBuilder*>(b)->Append());
+          break;
+        case TypeId::kLargeList:
+          QUIVER_RETURN_NOT_OK(static_cast<LargeListBuilder*>(b)->Append());
+          break;
+        case TypeId::kListView:
+          QUIVER_RETURN_NOT_OK(static_cast<ListViewBuilder*>(b)->Append());
+          break;
+        default:
+          QUIVER_RETURN_NOT_OK(static_cast<LargeListViewBuilder*>(b)->Append());
+      }
       const uint64_t n = (*rng)() % 4;
       for (uint64_t i = 0; i < n; ++i) {
         QUIVER_RETURN_NOT_OK(AppendRandom(b->child(0), *type.value_type(), rng,

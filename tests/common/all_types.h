@@ -48,7 +48,14 @@ inline std::vector<TypePtr> AllTypes() {
       list(dense_union({field("a", int16()), field("b", large_utf8())})),
       struct_({field("u",
                      sparse_union({field("x", float32()), field("y", date32())}, {2, 4})),
-               field("k", int8())})};
+               field("k", int8())}),
+      // List views: of a struct, of strings, in a list and a struct, of a
+      // dictionary (the builders write views in order; list_view_test has
+      // overlapping and unordered ones).
+      list_view(int32()), large_list_view(utf8()), list_view(point),
+      list(large_list_view(int8())),
+      struct_({field("v", list_view(field("e", float64(), false))), field("k", int8())}),
+      large_list_view(dictionary(int8(), utf8()))};
 }
 
 // Whether `type` has a binary_view or string_view anywhere in its tree.

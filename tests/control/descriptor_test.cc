@@ -122,6 +122,12 @@ class Sampler {
       case TypeId::kLargeList:
         QUIVER_RETURN_NOT_OK(static_cast<LargeListBuilder*>(b)->Append(true));
         return Children(b, t, 0, Below(4), nulls);
+      case TypeId::kListView:
+        QUIVER_RETURN_NOT_OK(static_cast<ListViewBuilder*>(b)->Append(true));
+        return Children(b, t, 0, Below(4), nulls);
+      case TypeId::kLargeListView:
+        QUIVER_RETURN_NOT_OK(static_cast<LargeListViewBuilder*>(b)->Append(true));
+        return Children(b, t, 0, Below(4), nulls);
       case TypeId::kFixedSizeList:
         QUIVER_RETURN_NOT_OK(static_cast<FixedSizeListBuilder*>(b)->Append());
         return Children(b, t, 0, t.list_size(), nulls);

@@ -98,6 +98,10 @@ std::string CanonicalTypeString(const DataType& type) {
       return "list<" + FieldList(type.fields()) + ">";
     case TypeId::kLargeList:
       return "large_list<" + FieldList(type.fields()) + ">";
+    case TypeId::kListView:
+      return "list_view<" + FieldList(type.fields()) + ">";
+    case TypeId::kLargeListView:
+      return "large_list_view<" + FieldList(type.fields()) + ">";
     case TypeId::kFixedSizeList:
       return "fixed_size_list<" + FieldList(type.fields()) + ">[" +
              std::to_string(type.list_size()) + "]";

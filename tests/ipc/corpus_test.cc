@@ -76,6 +76,11 @@ std::vector<Seed> Seeds() {
                   {3, 1, 7}),
       struct_({field("u", dense_union({field("l", list(int8())), field("n", null())}))}),
   };
+  const std::vector<TypePtr> list_views = {
+      list_view(struct_({field("a", int16()), field("b", utf8())})),
+      large_list_view(int32()),
+      list(list_view(dictionary(int8(), utf8()))),
+  };
   // 8-byte alignment keeps the seeds small: less padding for the fuzzer to
   // wade through.
   IpcWriteOptions plain;
@@ -102,6 +107,7 @@ std::vector<Seed> Seeds() {
       {"stream_sparse_union.arrows", Batches(sparse_unions, 9), IpcFormat::kStream,
        plain},
       {"stream_dense_union.arrows", Batches(dense_unions, 10), IpcFormat::kStream, plain},
+      {"stream_list_view.arrows", Batches(list_views, 11), IpcFormat::kStream, plain},
   };
 }
 

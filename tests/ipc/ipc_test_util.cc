@@ -67,6 +67,12 @@ Status AppendNested(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
     case TypeId::kLargeList:
       QUIVER_RETURN_NOT_OK(static_cast<LargeListBuilder*>(b)->Append(true));
       return AppendChildren(b, type, rng, null_percent, 0, Within(rng, 4));
+    case TypeId::kListView:
+      QUIVER_RETURN_NOT_OK(static_cast<ListViewBuilder*>(b)->Append(true));
+      return AppendChildren(b, type, rng, null_percent, 0, Within(rng, 4));
+    case TypeId::kLargeListView:
+      QUIVER_RETURN_NOT_OK(static_cast<LargeListViewBuilder*>(b)->Append(true));
+      return AppendChildren(b, type, rng, null_percent, 0, Within(rng, 4));
     case TypeId::kFixedSizeList:
       QUIVER_RETURN_NOT_OK(static_cast<FixedSizeListBuilder*>(b)->Append());
       return AppendChildren(b, type, rng, null_percent, 0, type.list_size());

@@ -155,10 +155,6 @@ TEST(Malformed, UnsupportedTypesAreNamed) {
   const std::vector<Case> cases = {
       {fb::Type::RunEndEncoded, [](FBB& f) { return fb::CreateRunEndEncoded(f).Union(); },
        true, "run-end encoded"},
-      {fb::Type::ListView, [](FBB& f) { return fb::CreateListView(f).Union(); }, true,
-       "list view"},
-      {fb::Type::LargeListView, [](FBB& f) { return fb::CreateLargeListView(f).Union(); },
-       true, "large list view"},
       {static_cast<fb::Type>(27), [](FBB& f) { return fb::CreateNull(f).Union(); }, false,
        "unknown type id 27"},
   };
@@ -637,6 +633,43 @@ TEST(Malformed, UnionBuffers) {
                         BatchFrame(Md(2, nodes, {{0, 2}, {8, 4}, {16, 0}, {16, 8}}, 24),
                                    dense_body)})),
       kInvalid, {"offsets buffer 1 has 4 bytes, needs 8"}));
+}
+
+// List views: validity, offsets and sizes (one per slot), then the child;
+// a ListView without its child is refused, views are checked by full
+// validation.
+TEST(Malformed, ListViewBuffers) {
+  auto s = schema({field("v", list_view(int32()))});
+  const std::vector<FieldNode> nodes = {{2, 0}, {4, 0}};
+  auto batch = [&](const std::string& body, int64_t sizes_length = 8) {
+    return Stream(
+        {EncodedSchemaFrame(s),
+         BatchFrame(
+             Md(2, nodes, {{0, 0}, {0, 8}, {8, sizes_length}, {16, 0}, {16, 16}}, 32),
+             body)});
+  };
+  // [[30, 40], [10, 20]]: views out of order.
+  const std::string values = Le32({10, 20, 30, 40});
+  ASSERT_OK_AND_ASSIGN(auto batches,
+                       ReadBatches(batch(Le32({2, 0}) + Le32({2, 2}) + values)));
+  ASSERT_EQ(batches.size(), 1u);
+  Int32Builder ints;
+  for (int32_t v : {10, 20, 30, 40}) ASSERT_OK(ints.Append(v));
+  ASSERT_OK_AND_ASSIGN(auto child, ints.Finish());
+  ASSERT_OK_AND_ASSIGN(auto expected, ListViewArray::Make({2, 0}, {2, 2}, child));
+  EXPECT_TRUE(batches[0]->column(0)->Equals(*expected));
+  EXPECT_TRUE(FailsWith(ReadError(batch(Le32({2, 0}) + Le32({2, 2}) + values, 4)),
+                        kInvalid, {"sizes buffer", "has 4 bytes, needs 8"}));
+  IpcReadOptions full;
+  full.validate_full = true;
+  EXPECT_TRUE(FailsWith(ReadError(batch(Le32({3, 0}) + Le32({2, 2}) + values), full),
+                        kInvalid, {"view at position 0 (offset 3, size 2) ends beyond"}));
+  EXPECT_TRUE(FailsWith(ReadError(batch(Le32({0, 0}) + Le32({-1, 2}) + values), full),
+                        kInvalid, {"size -1 at position 0 is negative"}));
+  auto childless = Stream({SchemaFrame(FieldOf(fb::Type::LargeListView, [](FBB& f) {
+    return fb::CreateLargeListView(f).Union();
+  }))});
+  EXPECT_TRUE(FailsWith(ReadError(childless), kInvalid, {"field 'f'", "0 children"}));
 }
 
 }  // namespace

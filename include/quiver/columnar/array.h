@@ -269,6 +269,44 @@ class BaseListArray : public Array {
 using ListArray = BaseListArray<int32_t>;
 using LargeListArray = BaseListArray<int64_t>;
 
+// list_view / large_list_view. Buffer 1: an offset per slot into values(),
+// buffer 2: a size per slot. Views may overlap and come in any order.
+template <typename OffsetType>
+class BaseListViewArray : public Array {
+ public:
+  using offset_type = OffsetType;
+  explicit BaseListViewArray(ArrayDataPtr data);
+  // The child whole (not sliced: offsets index it directly).
+  const ArrayPtr& values() const { return values_; }
+  const TypePtr& value_type() const { return data_->type->value_type(); }
+  const OffsetType* raw_value_offsets() const {
+    return data_->template GetValues<OffsetType>(1);
+  }
+  const OffsetType* raw_value_sizes() const {
+    return data_->template GetValues<OffsetType>(2);
+  }
+  OffsetType value_offset(int64_t i) const { return raw_value_offsets()[i]; }
+  OffsetType value_length(int64_t i) const { return raw_value_sizes()[i]; }
+  // The i-th list as a zero-copy slice of values().
+  ArrayPtr value_slice(int64_t i) const {
+    return values_->Slice(value_offset(i), value_length(i));
+  }
+
+  // A list view of `values`: slot i views values[offsets[i], +sizes[i]),
+  // null where `valid` (if not empty) is false. `type` nullptr: a list view
+  // of values' type, field "item". Checked in full (ValidateFull).
+  static Result<std::shared_ptr<BaseListViewArray>> Make(
+      const std::vector<OffsetType>& offsets, const std::vector<OffsetType>& sizes,
+      const ArrayPtr& values, const std::vector<bool>& valid = {},
+      TypePtr type = nullptr);
+
+ protected:
+  ArrayPtr values_;
+};
+
+using ListViewArray = BaseListViewArray<int32_t>;
+using LargeListViewArray = BaseListViewArray<int64_t>;
+
 class MapArray : public ListArray {
  public:
   explicit MapArray(ArrayDataPtr data);

@@ -340,6 +340,37 @@ class LargeListBuilder : public BaseListBuilder<int64_t> {
   using BaseListBuilder::BaseListBuilder;
 };
 
+// list_view / large_list_view: Append() opens a list at the end of the
+// values appended so far to value_builder(); it ends where the next one
+// starts (views in order: Make builds any other shape).
+template <typename OffsetType>
+class BaseListViewBuilder : public ArrayBuilder {
+ public:
+  // `type` defaults to list_view/large_list_view of value_builder's type.
+  BaseListViewBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder,
+                      TypePtr type = nullptr);
+  Status Append(bool is_valid = true);
+  Status AppendNulls(int64_t n) override;
+  Status AppendEmptyValues(int64_t n) override;
+  ArrayBuilder* value_builder() const { return children_[0].get(); }
+  Status FinishInternal(ArrayDataPtr* out) override;
+  void Reset() override;
+
+ protected:
+  Status Resize(int64_t capacity) override;
+  Status AppendStart();
+  TypedBufferBuilder<OffsetType> offsets_;
+};
+
+class ListViewBuilder : public BaseListViewBuilder<int32_t> {
+ public:
+  using BaseListViewBuilder::BaseListViewBuilder;
+};
+class LargeListViewBuilder : public BaseListViewBuilder<int64_t> {
+ public:
+  using BaseListViewBuilder::BaseListViewBuilder;
+};
+
 // map<K, V>: Append() opens a map; then append the same number of keys to
 // key_builder() and items to item_builder().
 class MapBuilder : public ArrayBuilder {

@@ -60,6 +60,12 @@ enum class TypeId : int8_t {
   // slot into its child. No validity bitmap: nulls are the children's.
   kSparseUnion,
   kDenseUnion,
+  // List views: an offset and a size per slot (int32 for list_view, int64
+  // for large_list_view) into one child. Views need not be ordered and may
+  // overlap; a non-null view has offset, size >= 0 and offset + size <=
+  // the child's length. ArrayData buffers: validity, offsets, sizes.
+  kListView,
+  kLargeListView,
 };
 
 enum class TimeUnit : int8_t { kSecond, kMilli, kMicro, kNano };
@@ -294,6 +300,10 @@ TypePtr list(TypePtr value_type);  // value field "item", nullable
 TypePtr list(FieldPtr value_field);
 TypePtr large_list(TypePtr value_type);
 TypePtr large_list(FieldPtr value_field);
+TypePtr list_view(TypePtr value_type);  // value field "item", nullable
+TypePtr list_view(FieldPtr value_field);
+TypePtr large_list_view(TypePtr value_type);
+TypePtr large_list_view(FieldPtr value_field);
 Result<TypePtr> MakeFixedSizeList(FieldPtr value_field, int32_t list_size);
 TypePtr fixed_size_list(TypePtr value_type, int32_t list_size);
 TypePtr fixed_size_list(FieldPtr value_field, int32_t list_size);
@@ -332,13 +342,15 @@ bool IsListLike(TypeId id);      // list, large_list, fixed_size_list, map
 bool IsNested(TypeId id);        // has child arrays (unions included)
 bool IsBinaryView(TypeId id);    // binary_view, string_view
 bool IsUnion(TypeId id);         // sparse_union, dense_union
+bool IsListView(TypeId id);      // list_view, large_list_view
 
 // Number of buffers in the Arrow layout of a type (validity included; null
 // has 0), as counted by IPC and the C Data Interface. For views, the fixed
 // part (validity and views): their variadic data buffers come after. Unions
 // have no validity buffer in either (sparse 1: type ids; dense 2: type ids,
 // offsets); in ArrayData they keep slot 0 for it, always null, so a union's
-// ArrayData has LayoutBufferCount + 1 buffers.
+// ArrayData has LayoutBufferCount + 1 buffers. List views have 3
+// (validity, offsets, sizes).
 int LayoutBufferCount(TypeId id);
 
 // ---- Compile-time tags for templated arrays and builders ----

@@ -221,10 +221,9 @@ Result<FormatSpec> ParseUnion(std::string_view f) {
 
 Result<FormatSpec> ParseNested(std::string_view f) {
   static const std::pair<const char*, TypeId> kNested[] = {
-      {"+l", TypeId::kList},
-      {"+L", TypeId::kLargeList},
-      {"+s", TypeId::kStruct},
-      {"+m", TypeId::kMap},
+      {"+l", TypeId::kList},      {"+L", TypeId::kLargeList},
+      {"+vl", TypeId::kListView}, {"+vL", TypeId::kLargeListView},
+      {"+s", TypeId::kStruct},    {"+m", TypeId::kMap},
   };
   for (const auto& [format, id] : kNested) {
     if (f == format) {
@@ -234,7 +233,6 @@ Result<FormatSpec> ParseNested(std::string_view f) {
     }
   }
   if (f.starts_with("+w:")) return ParseFixedSize(f, 3, TypeId::kFixedSizeList);
-  if (f == "+vl" || f == "+vL") return Unsupported(f, "list view");
   if (f.starts_with("+ud:") || f.starts_with("+us:")) return ParseUnion(f);
   if (f == "+r") return Unsupported(f, "run-end encoded");
   return BadFormat(f, "unknown nested type");
@@ -294,6 +292,10 @@ Result<std::string> FormatOf(const DataType& type) {
       return std::string("+l");
     case TypeId::kLargeList:
       return std::string("+L");
+    case TypeId::kListView:
+      return std::string("+vl");
+    case TypeId::kLargeListView:
+      return std::string("+vL");
     case TypeId::kFixedSizeList:
       return "+w:" + std::to_string(type.list_size());
     case TypeId::kStruct:

@@ -214,6 +214,16 @@ Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
       return ImportOffsets<int32_t>(a, d, &last, what);
     case TypeId::kLargeList:
       return ImportOffsets<int64_t>(a, d, &last, what);
+    case TypeId::kListView:
+    case TypeId::kLargeListView: {  // offsets and sizes; views checked by validation
+      const int64_t width = type.id() == TypeId::kListView ? 4 : 8;
+      if (end > std::numeric_limits<int64_t>::max() / width) {
+        return Status::Invalid(what, ": offset + length ", end, " views overflow");
+      }
+      QUIVER_ASSIGN_OR_RAISE(d->buffers[1], Required(a, 1, end * width, "offsets", what));
+      QUIVER_ASSIGN_OR_RAISE(d->buffers[2], Required(a, 2, end * width, "sizes", what));
+      return Status::OK();
+    }
     default:
       return Status::OK();  // struct, fixed_size_list: the validity bitmap only
   }

@@ -41,6 +41,8 @@ int64_t ExpectedChildren(TypeId id) {
   switch (id) {
     case TypeId::kList:
     case TypeId::kLargeList:
+    case TypeId::kListView:
+    case TypeId::kLargeListView:
     case TypeId::kFixedSizeList:
     case TypeId::kMap:
       return 1;
@@ -77,6 +79,10 @@ Result<TypePtr> NestedType(const FormatSpec& spec, const ArrowSchema* s,
       return list(children[0]);
     case TypeId::kLargeList:
       return large_list(children[0]);
+    case TypeId::kListView:
+      return list_view(children[0]);
+    case TypeId::kLargeListView:
+      return large_list_view(children[0]);
     case TypeId::kFixedSizeList:
       return MakeFixedSizeList(children[0], spec.size);
     case TypeId::kStruct:

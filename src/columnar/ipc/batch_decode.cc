@@ -145,6 +145,10 @@ class ArrayLoader {
         return LoadVarSize<int64_t>(node, path, depth, out);
       case TypeId::kFixedSizeList:
         return LoadFixedSizeList(node, path, depth, out);
+      case TypeId::kListView:
+        return LoadListView(node, 4, path, depth, out);
+      case TypeId::kLargeListView:
+        return LoadListView(node, 8, path, depth, out);
       case TypeId::kStruct:
         return LoadStruct(node, path, depth, out);
       case TypeId::kDictionary:
@@ -296,6 +300,15 @@ class ArrayLoader {
       return Status::Invalid("child has ", child->length, " values, needs ", needed);
     }
     return Status::OK();
+  }
+
+  // Offsets and sizes, one of `width` bytes per slot, then the child; each
+  // view is checked against the child by validation.
+  Status LoadListView(const FieldNode& node, int64_t width, std::vector<int>* path,
+                      int depth, ArrayData* out) {
+    QUIVER_RETURN_NOT_OK(LoadFixed(node, width, /*bits=*/false, out, "offsets"));
+    QUIVER_RETURN_NOT_OK(LoadFixed(node, width, /*bits=*/false, out, "sizes"));
+    return LoadChild(0, path, depth, out).status();
   }
 
   Status LoadStruct(const FieldNode& node, std::vector<int>* path, int depth,

@@ -60,6 +60,15 @@ class PayloadAssembler {
       case TypeId::kLargeBinary:
       case TypeId::kLargeList:
         return VisitVarSize<int64_t>(a, depth);
+      case TypeId::kListView:
+      case TypeId::kLargeListView: {
+        // The slice's offsets and sizes; the child whole (the offsets index it).
+        const int64_t width = id == TypeId::kListView ? 4 : 8;
+        QUIVER_RETURN_NOT_OK(AddValues(a, width, 1, "offsets"));
+        QUIVER_RETURN_NOT_OK(AddValues(a, width, 2, "sizes"));
+        QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
+        return Visit(*child, depth + 1);
+      }
       case TypeId::kFixedSizeList: {
         const int64_t size = a.type->list_size();
         QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));

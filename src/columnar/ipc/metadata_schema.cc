@@ -123,6 +123,10 @@ Result<std::pair<fb::Type, Offset<void>>> TypeToFlatbuffer(FlatBufferBuilder& fb
       return std::make_pair(T::List, fb::CreateList(fbb).Union());
     case TypeId::kLargeList:
       return std::make_pair(T::LargeList, fb::CreateLargeList(fbb).Union());
+    case TypeId::kListView:
+      return std::make_pair(T::ListView, fb::CreateListView(fbb).Union());
+    case TypeId::kLargeListView:
+      return std::make_pair(T::LargeListView, fb::CreateLargeListView(fbb).Union());
     case TypeId::kFixedSizeList:
       return std::make_pair(T::FixedSizeList,
                             fb::CreateFixedSizeList(fbb, type.list_size()).Union());
@@ -424,9 +428,11 @@ Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& ch
     case fb::Type::RunEndEncoded:
       return Status::NotImplemented("run-end encoded type is not supported");
     case fb::Type::ListView:
-      return Status::NotImplemented("list view type is not supported");
+      QUIVER_RETURN_NOT_OK(NeedChildren(t, children, 1));
+      return list_view(children[0]);
     case fb::Type::LargeListView:
-      return Status::NotImplemented("large list view type is not supported");
+      QUIVER_RETURN_NOT_OK(NeedChildren(t, children, 1));
+      return large_list_view(children[0]);
   }
   return Status::NotImplemented("unknown type id ", static_cast<int>(t),
                                 " (written by a newer Arrow version?)");

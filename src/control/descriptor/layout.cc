@@ -52,6 +52,11 @@ Status AddToLayout(const DataType& type, const std::string* name, int parent, in
     case TypeId::kMap:
       out->buffers.push_back(LayoutBuffer{node, Role::kOffsets});
       break;
+    case TypeId::kListView:
+    case TypeId::kLargeListView:
+      out->buffers.push_back(LayoutBuffer{node, Role::kViewOffsets});
+      out->buffers.push_back(LayoutBuffer{node, Role::kViewSizes});
+      break;
     case TypeId::kFixedSizeList:
     case TypeId::kStruct:
       break;
@@ -91,6 +96,15 @@ Result<int64_t> NeededBytes(const Layout& layout, const BatchMetadata& md, size_
                                " overflows the offsets size");
       }
       return needed;
+    case Role::kViewOffsets:
+    case Role::kViewSizes: {
+      const int64_t width = type.id() == TypeId::kLargeListView ? 8 : 4;
+      if (!MulOk(n, width, &needed)) {
+        return Status::Invalid(layout.Describe(slot.node), ": length ", n,
+                               " overflows the ", RoleName(slot.role), " size");
+      }
+      return needed;
+    }
     case Role::kOffsets: {
       if (n == 0) return 0;
       const int64_t width =
@@ -144,6 +158,10 @@ const char* RoleName(Role r) {
       return "type ids";
     case Role::kUnionOffsets:
       return "union offsets";
+    case Role::kViewOffsets:
+      return "view offsets";
+    case Role::kViewSizes:
+      return "view sizes";
   }
   return "?";
 }

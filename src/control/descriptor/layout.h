@@ -20,14 +20,17 @@ namespace quiver::control::descriptor_layout {
 // of field nodes, each node's buffers before its children's).
 
 // kTypeIds: a union's int8 type ids; kUnionOffsets: a dense union's int32
-// offsets (one per slot, not length + 1).
+// offsets (one per slot, not length + 1). kViewOffsets / kViewSizes: a list
+// view's offsets and sizes (int32 or int64, one per slot).
 enum class Role : uint8_t {
   kValidity,
   kValues,
   kOffsets,
   kData,
   kTypeIds,
-  kUnionOffsets
+  kUnionOffsets,
+  kViewOffsets,
+  kViewSizes
 };
 
 const char* RoleName(Role r);
