@@ -411,8 +411,10 @@ Result<std::vector<control::PositionedChunk>> Client::GetChunks(
   std::vector<std::thread> fetchers;
   for (auto& [home, list] : far_at) {
     Fetched* into = &fetched[home];
-    fetchers.emplace_back([this, into, &list, &context] {
-      for (const wire::Chunk* c : list) {
+    const std::vector<const wire::Chunk*>* chunks =
+        &list;  // (clang: no binding captures)
+    fetchers.emplace_back([this, into, chunks, &context] {
+      for (const wire::Chunk* c : *chunks) {
         auto got = FetchFar(c->id(), c->home(), c->batch_descriptor());
         if (!got.ok()) {
           into->status = got.status().WithContext(context(*c));
