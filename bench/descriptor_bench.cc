@@ -8,10 +8,11 @@
 //   - BM_DescriptorDecode: DecodeDescriptor with a bounds-checking validator
 //     (zero-copy) vs BM_IpcReadBack: reading the serialised stream back from
 //     memory (also zero-copy).
-//   - BM_DissociatedEncode / BM_DissociatedDecode: the same batch as a
-//     stream of Arrow's Dissociated IPC protocol with a type-1 body (schema,
-//     batch, end; the reader resolves addresses zero-copy), beside the
-//     descriptor of today and the IPC stream.
+//   - BM_DissociatedEncode / BM_DissociatedDecode: the same messages through
+//     the protocol's streaming classes, one message at a time, as the
+//     transport sends them (schema, batch with a type-1 body, end; the reader
+//     resolves addresses zero-copy), beside the descriptor that frames them
+//     in one byte string and checks every buffer first.
 // Counters: descriptor_bytes and ipc_bytes, the sizes of what travels.
 // QUIVER_BENCH_ROWS overrides the row count.
 #include <cstdlib>

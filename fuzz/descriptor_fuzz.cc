@@ -1,4 +1,4 @@
-// libFuzzer target: arbitrary bytes through DecodeDescriptor.
+// libFuzzer target: arbitrary bytes through DecodeDescriptorBatches.
 //
 // Descriptors carry absolute addresses. To make seeds portable and let
 // decoded batches reference real memory, the fuzzer owns a 1 MiB arena
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "quiver/columnar/builder.h"
-#include "quiver/control/descriptor.h"
+#include "quiver/columnar/ipc/descriptor.h"
 
 namespace {
 
@@ -103,6 +103,10 @@ Status Fill(ArrayBuilder* b, const DataType& t, int64_t i, bool nullable) {
     case TypeId::kLargeString:
       return static_cast<BaseBinaryBuilder<int64_t>*>(b)->Append(
           std::string(static_cast<size_t>(i % 4), 'z'));
+    case TypeId::kStringView:
+    case TypeId::kBinaryView:  // inline and out-of-line values
+      return static_cast<BinaryViewBuilder*>(b)->Append(
+          std::string(static_cast<size_t>(i % 20), static_cast<char>('a' + i % 26)));
     case TypeId::kList:
     case TypeId::kLargeList: {
       if (t.id() == TypeId::kList) {
@@ -171,6 +175,34 @@ struct Seed {
   std::string bytes;
 };
 
+// The descriptor of `batches`, checked to decode to them.
+Result<std::string> Checked(const char* name, const std::vector<RecordBatchPtr>& batches,
+                            ArenaPool* pool, bool packed) {
+  ipc::DescriptorWriteOptions options;
+  options.scratch_pool = pool;
+  if (packed) options.body_type = ipc::dissociated::BodyType::kPacked;
+  std::vector<ipc::BufferRange> ranges;
+  // No scratch_out: the arena never frees, which is what the fuzzer wants.
+  QUIVER_ASSIGN_OR_RAISE(
+      auto bytes, ipc::EncodeDescriptor(batches[0]->schema(), batches, options, &ranges));
+  for (const auto& r : ranges) {
+    QUIVER_RETURN_NOT_OK(InArena(r.address, r.length).WithContext(name));
+  }
+  // A seed must decode to the batches it describes.
+  QUIVER_ASSIGN_OR_RAISE(auto decoded,
+                         ipc::DecodeDescriptorBatches(bytes, InArena, nullptr));
+  if (decoded.size() != batches.size()) {
+    return Status::Invalid(name, ": seed decodes to ", decoded.size(), " batches");
+  }
+  for (size_t i = 0; i < batches.size(); ++i) {
+    QUIVER_RETURN_NOT_OK(decoded[i]->ValidateFull());
+    if (!decoded[i]->Equals(*batches[i], true)) {
+      return Status::Invalid(name, ": seed does not decode to its batch ", i);
+    }
+  }
+  return bytes;
+}
+
 // Builds the sample batches in the arena and encodes their descriptors.
 Result<std::vector<Seed>> MakeSeeds(ArenaPool* pool) {
   auto point = struct_({field("x", int32()), field("label", utf8(), false)});
@@ -203,27 +235,46 @@ Result<std::vector<Seed>> MakeSeeds(ArenaPool* pool) {
        -1},
       {"empty_and_null", {null(), utf8(), list(int32())}, 0, 0, -1},
       {"null_column", {null(), int64()}, 12, 0, -1},
+      {"views", {utf8_view(), binary_view(), list(utf8_view())}, 25, 0, -1},
+      {"unions_and_list_views",
+       {sparse_union({field("i", int32()), field("s", utf8())}),
+        dense_union({field("d", float64()), field("b", boolean())}), list_view(int16())},
+       18,
+       0,
+       -1},
   };
   std::vector<Seed> seeds;
   for (const Spec& s : specs) {
     QUIVER_ASSIGN_OR_RAISE(auto batch, Sample(s.types, s.rows, pool));
     if (s.slice_length >= 0) batch = batch->Slice(s.slice_offset, s.slice_length);
-    std::vector<control::BufferRange> ranges;
-    // No scratch_out: the arena never frees, which is what the fuzzer wants.
-    QUIVER_ASSIGN_OR_RAISE(auto bytes, control::EncodeDescriptor(*batch, pool, &ranges));
-    for (const auto& r : ranges) {
-      QUIVER_RETURN_NOT_OK(InArena(r.address, r.length).WithContext(s.name));
-    }
-    // A seed must decode to the batch it describes.
-    QUIVER_ASSIGN_OR_RAISE(auto decoded,
-                           control::DecodeDescriptor(bytes, InArena, nullptr));
-    QUIVER_RETURN_NOT_OK(decoded->ValidateFull());
-    if (!decoded->Equals(*batch, true)) {
-      return Status::Invalid(s.name, ": seed does not decode to its batch");
-    }
+    QUIVER_ASSIGN_OR_RAISE(auto bytes, Checked(s.name, {batch}, pool, false));
     seeds.push_back(Seed{s.name, std::move(bytes)});
     // The batch objects are dropped; their bytes stay in the arena.
   }
+  // Streams: a dictionary that grows (deltas) over three batches, with
+  // type-1 and with type-0 (packed, inline) bodies.
+  std::vector<RecordBatchPtr> stream;
+  {
+    auto type = dictionary(int8(), utf8());
+    DictionaryBuilder words(type, pool);
+    static const char* const kWords[] = {"north", "east", "south", "west", "up"};
+    for (int k = 0; k < 3; ++k) {
+      Int64Builder ids(pool);
+      for (int i = 0; i < 7; ++i) {
+        QUIVER_RETURN_NOT_OK(ids.Append(k * 100 + i));
+        QUIVER_RETURN_NOT_OK(words.Append(std::string_view(kWords[(i + k) % (k + 3)])));
+      }
+      QUIVER_ASSIGN_OR_RAISE(auto id_array, ids.Finish());
+      QUIVER_ASSIGN_OR_RAISE(auto word_array, words.FinishKeepDictionary());
+      QUIVER_ASSIGN_OR_RAISE(
+          auto b, RecordBatch::FromArrays({"id", "word"}, {id_array, word_array}));
+      stream.push_back(std::move(b));
+    }
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto deltas, Checked("stream_with_deltas", stream, pool, false));
+  seeds.push_back(Seed{"stream_with_deltas", std::move(deltas)});
+  QUIVER_ASSIGN_OR_RAISE(auto packed, Checked("packed_bodies", stream, pool, true));
+  seeds.push_back(Seed{"packed_bodies", std::move(packed)});
   return seeds;
 }
 
@@ -258,7 +309,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // libFuzzer's copy of the input lives for the call; nothing decoded
   // references it (buffers point into the arena).
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  auto batch = control::DecodeDescriptor(bytes, InArena, nullptr);
-  if (batch.ok()) (void)(*batch)->ValidateFull();
+  auto batches = ipc::DecodeDescriptorBatches(bytes, InArena, nullptr);
+  if (batches.ok()) {
+    for (const auto& b : *batches) (void)b->ValidateFull();
+  }
   return 0;
 }

@@ -1,21 +1,25 @@
-#include "control/descriptor/layout.h"
+#include "columnar/ipc/descriptor_layout.h"
 
-#include <cinttypes>
-#include <cstdio>
 #include <limits>
 
 #include "quiver/columnar/bit_util.h"
-#include "quiver/control/descriptor.h"
+#include "quiver/columnar/ipc/descriptor.h"
+#include "quiver/util/string_builder.h"
 
-namespace quiver::control::descriptor_layout {
+namespace quiver::ipc::descriptor_layout {
 
-using ipc::BatchMetadata;
-using ipc::BufferSpec;
+using util::Hex;
 
 namespace {
 
+// What a message contributes to the layout beyond the schema.
+struct MessageShape {
+  const BatchMetadata* md;
+  size_t views = 0;  // view fields met so far (index into variadic counts)
+};
+
 Status AddToLayout(const DataType& type, const std::string* name, int parent, int depth,
-                   Layout* out) {
+                   MessageShape* shape, Layout* out) {
   if (depth > kMaxDescriptorNesting) {
     return Status::Invalid("type nested deeper than ", kMaxDescriptorNesting, " levels");
   }
@@ -23,24 +27,40 @@ Status AddToLayout(const DataType& type, const std::string* name, int parent, in
   out->nodes.push_back(LayoutNode{&type, name, parent});
   const TypeId id = type.id();
   if (id == TypeId::kNull) return Status::OK();
-  if (IsBinaryView(id)) {
-    // Their data buffers vary per batch (variadic counts): the descriptor's
-    // fixed layout cannot describe them yet.
-    return Status::NotImplemented("descriptors do not carry ", type.ToString(),
-                                  " columns yet (", name != nullptr ? *name : "", ")");
-  }
-  if (IsUnion(id)) {  // no validity buffer (IPC V5)
+  if (IsUnion(id)) {
+    // IPC V5 has no validity buffer for unions; V4 writes an empty one.
+    if (shape->md->version < MetadataVersion::kV5) {
+      out->buffers.push_back(LayoutBuffer{node, Role::kValidity});
+    }
     out->buffers.push_back(LayoutBuffer{node, Role::kTypeIds});
     if (id == TypeId::kDenseUnion) {
       out->buffers.push_back(LayoutBuffer{node, Role::kUnionOffsets});
     }
     for (const FieldPtr& child : type.fields()) {
       QUIVER_RETURN_NOT_OK(
-          AddToLayout(*child->type(), &child->name(), node, depth + 1, out));
+          AddToLayout(*child->type(), &child->name(), node, depth + 1, shape, out));
     }
     return Status::OK();
   }
   out->buffers.push_back(LayoutBuffer{node, Role::kValidity});
+  if (IsBinaryView(id)) {
+    const auto& counts = shape->md->variadic_buffer_counts;
+    if (shape->views >= counts.size()) {
+      return Status::Invalid("message has ", counts.size(),
+                             " variadic buffer counts, the schema has more view fields");
+    }
+    const int64_t n = counts[shape->views++];
+    if (n < 0 || n > kMaxDescriptorBuffers) {
+      return Status::Invalid("variadic buffer count ", n, " of view field '",
+                             name != nullptr ? *name : "", "' is not in 0..",
+                             kMaxDescriptorBuffers);
+    }
+    out->buffers.push_back(LayoutBuffer{node, Role::kViews});
+    for (int64_t k = 0; k < n; ++k) {
+      out->buffers.push_back(LayoutBuffer{node, Role::kVariadicData});
+    }
+    return Status::OK();
+  }
   if (IsBaseBinary(id)) {
     out->buffers.push_back(LayoutBuffer{node, Role::kOffsets});
     out->buffers.push_back(LayoutBuffer{node, Role::kData});
@@ -66,7 +86,17 @@ Status AddToLayout(const DataType& type, const std::string* name, int parent, in
   }
   for (const FieldPtr& child : type.fields()) {
     QUIVER_RETURN_NOT_OK(
-        AddToLayout(*child->type(), &child->name(), node, depth + 1, out));
+        AddToLayout(*child->type(), &child->name(), node, depth + 1, shape, out));
+  }
+  return Status::OK();
+}
+
+// Every view field of the message's type tree took one variadic count.
+Status AllCountsUsed(const MessageShape& shape) {
+  if (shape.views != shape.md->variadic_buffer_counts.size()) {
+    return Status::Invalid("message has ", shape.md->variadic_buffer_counts.size(),
+                           " variadic buffer counts, the schema has ", shape.views,
+                           " view fields");
   }
   return Status::OK();
 }
@@ -87,7 +117,14 @@ Result<int64_t> NeededBytes(const Layout& layout, const BatchMetadata& md, size_
     case Role::kValidity:
       return node.null_count == 0 ? 0 : bit_util::BytesForBits(n);
     case Role::kData:
+    case Role::kVariadicData:
       return -1;
+    case Role::kViews:
+      if (!MulOk(n, 16, &needed)) {
+        return Status::Invalid(layout.Describe(slot.node), ": length ", n,
+                               " overflows the views size");
+      }
+      return needed;
     case Role::kTypeIds:
       return n;
     case Role::kUnionOffsets:
@@ -138,12 +175,6 @@ Result<int64_t> NeededBytes(const Layout& layout, const BatchMetadata& md, size_
 
 }  // namespace
 
-std::string Hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-  return buf;
-}
-
 const char* RoleName(Role r) {
   switch (r) {
     case Role::kValidity:
@@ -162,16 +193,22 @@ const char* RoleName(Role r) {
       return "view offsets";
     case Role::kViewSizes:
       return "view sizes";
+    case Role::kViews:
+      return "views";
+    case Role::kVariadicData:
+      return "variadic data";
   }
   return "?";
 }
 
-Result<Layout> BatchLayout(const Schema& schema) {
+Result<Layout> BatchLayout(const Schema& schema, const BatchMetadata& md) {
   Layout layout;
   layout.prefix = "column";
+  MessageShape shape{&md};
   for (const FieldPtr& f : schema.fields()) {
-    QUIVER_RETURN_NOT_OK(AddToLayout(*f->type(), &f->name(), -1, 0, &layout));
+    QUIVER_RETURN_NOT_OK(AddToLayout(*f->type(), &f->name(), -1, 0, &shape, &layout));
   }
+  QUIVER_RETURN_NOT_OK(AllCountsUsed(shape));
   return layout;
 }
 
@@ -197,28 +234,22 @@ std::string DictionaryFieldName(const Schema& schema, const std::vector<int>& pa
 }
 
 // The layout of a dictionary's values (a one-column batch of the value type).
-Result<Layout> DictionaryLayout(const Schema& schema, const ipc::DictionaryField& field) {
+Result<Layout> DictionaryLayout(const Schema& schema, const DictionaryField& field,
+                                const BatchMetadata& md) {
   static const std::string kValuesName = "<values>";
   Layout layout;
   layout.prefix = "dictionary " + std::to_string(field.id) + " of '" +
                   DictionaryFieldName(schema, field.path) + "',";
+  MessageShape shape{&md};
   QUIVER_RETURN_NOT_OK(
-      AddToLayout(*field.type->value_type(), &kValuesName, -1, 0, &layout));
+      AddToLayout(*field.type->value_type(), &kValuesName, -1, 0, &shape, &layout));
+  QUIVER_RETURN_NOT_OK(AllCountsUsed(shape));
   return layout;
 }
 
-// The checks on a batch message that need no memory: counts, node lengths
-// against their parents and the batch, buffer lengths, alignment, overflow.
+// The checks on a batch message that need no body: counts, node lengths
+// against their parents and the batch, buffer entry lengths.
 Status CheckBatch(const Layout& layout, const BatchMetadata& md, const char* what) {
-  if (md.compression != ipc::Compression::kUncompressed) {
-    return Status::Invalid(what, " message has a compressed body (",
-                           ipc::CompressionName(md.compression),
-                           "); descriptors reference buffers as they are in memory");
-  }
-  if (md.body_length != 0) {
-    return Status::Invalid(what, " message states a body of ", md.body_length,
-                           " bytes; a descriptor's body is dissociated (0)");
-  }
   if (md.nodes.size() != layout.nodes.size()) {
     return Status::Invalid(what, " message has ", md.nodes.size(),
                            " field nodes, the schema needs ", layout.nodes.size());
@@ -253,30 +284,34 @@ Status CheckBatch(const Layout& layout, const BatchMetadata& md, const char* wha
                              " values, its parent needs ", needed);
     }
   }
+  // Compressed entries are shorter than what they hold; the decoder checks
+  // the decompressed sizes.
+  if (md.compression != Compression::kUncompressed) return Status::OK();
   for (size_t b = 0; b < md.buffers.size(); ++b) {
     const BufferSpec& spec = md.buffers[b];
     const LayoutBuffer& slot = layout.buffers[b];
     QUIVER_ASSIGN_OR_RAISE(int64_t needed, NeededBytes(layout, md, b));
-    const uint64_t address = static_cast<uint64_t>(spec.offset);
     if (spec.length < needed) {
       return Status::Invalid(layout.Describe(slot.node), ": buffer ", b, " (",
-                             RoleName(slot.role), ") at ", Hex(address), " has ",
-                             spec.length, " bytes, needs ", needed, " for length ",
-                             md.nodes[slot.node].length);
-    }
-    if (spec.length == 0) continue;
-    if (address == 0 || address % 8 != 0 ||
-        static_cast<uint64_t>(spec.length) >
-            std::numeric_limits<uint64_t>::max() - address) {
-      return Status::Invalid(layout.Describe(slot.node), ": buffer ", b, " (",
-                             RoleName(slot.role), ") at ", Hex(address), ", length ",
-                             spec.length,
-                             address == 0       ? " is at address 0"
-                             : address % 8 != 0 ? " is not 8-byte aligned"
-                                                : " wraps around the address space");
+                             RoleName(slot.role), ") has ", spec.length, " bytes, needs ",
+                             needed, " for length ", md.nodes[slot.node].length);
     }
   }
   return Status::OK();
 }
 
-}  // namespace quiver::control::descriptor_layout
+Status CheckAddress(const Layout& layout, size_t b, uint64_t address, uint64_t length) {
+  if (length == 0) return Status::OK();
+  if (address != 0 && address % 8 == 0 &&
+      length <= std::numeric_limits<uint64_t>::max() - address) {
+    return Status::OK();
+  }
+  const LayoutBuffer& slot = layout.buffers[b];
+  return Status::Invalid(layout.Describe(slot.node), ": buffer ", b, " (",
+                         RoleName(slot.role), ") at ", Hex(address), ", length ", length,
+                         address == 0       ? " is at address 0"
+                         : address % 8 != 0 ? " is not 8-byte aligned"
+                                            : " wraps around the address space");
+}
+
+}  // namespace quiver::ipc::descriptor_layout

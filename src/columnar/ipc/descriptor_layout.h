@@ -1,5 +1,5 @@
-// The buffer layout of a descriptor's batches, and the checks on a batch
-// message that need no memory (internal to control/descriptor).
+// The buffer layout of a descriptor's batch messages, and the checks on a
+// batch message that need no memory (internal to columnar/ipc/descriptor).
 //
 // A layout lists a type tree's field nodes and buffers in the IPC order
 // (depth-first pre-order of field nodes, each node's buffers before its
@@ -14,14 +14,16 @@
 #include "quiver/columnar/type.h"
 #include "quiver/util/result.h"
 
-namespace quiver::control::descriptor_layout {
+namespace quiver::ipc::descriptor_layout {
 
 // The buffer layout of a type tree, in the IPC order (depth-first pre-order
 // of field nodes, each node's buffers before its children's).
 
 // kTypeIds: a union's int8 type ids; kUnionOffsets: a dense union's int32
 // offsets (one per slot, not length + 1). kViewOffsets / kViewSizes: a list
-// view's offsets and sizes (int32 or int64, one per slot).
+// view's offsets and sizes (int32 or int64, one per slot). kViews: the
+// 16-byte views of binary_view / utf8_view; kVariadicData: one of the data
+// buffers they point into (as many as the message's variadic count says).
 enum class Role : uint8_t {
   kValidity,
   kValues,
@@ -30,7 +32,9 @@ enum class Role : uint8_t {
   kTypeIds,
   kUnionOffsets,
   kViewOffsets,
-  kViewSizes
+  kViewSizes,
+  kViews,
+  kVariadicData
 };
 
 const char* RoleName(Role r);
@@ -64,17 +68,22 @@ struct Layout {
   }
 };
 
-// Every column of `schema`.
-Result<Layout> BatchLayout(const Schema& schema);
+// Every column of `schema`, as message `md` lays it out: its metadata
+// version (a V4 union has a validity entry) and its variadic buffer counts
+// (how many data buffers each view field has in this message).
+Result<Layout> BatchLayout(const Schema& schema, const BatchMetadata& md);
 // The names along a dictionary field's path ("c3.item").
 std::string DictionaryFieldName(const Schema& schema, const std::vector<int>& path);
 // The values of one dictionary (a one-column batch of the value type).
-Result<Layout> DictionaryLayout(const Schema& schema, const ipc::DictionaryField& field);
-// Counts, node lengths against their parents and the batch, buffer lengths,
-// alignment, overflow: what can be checked without reading memory.
-Status CheckBatch(const Layout& layout, const ipc::BatchMetadata& md, const char* what);
+Result<Layout> DictionaryLayout(const Schema& schema, const DictionaryField& field,
+                                const BatchMetadata& md);
+// Counts, node lengths against their parents and the batch, and (unless the
+// body is compressed, when only decompression tells) every buffer entry's
+// length against what its type and node length need: what can be checked
+// without any body.
+Status CheckBatch(const Layout& layout, const BatchMetadata& md, const char* what);
+// A referenced buffer (type-1 body) of entry `b`: not at address 0, 8-byte
+// aligned, not wrapping around the address space.
+Status CheckAddress(const Layout& layout, size_t b, uint64_t address, uint64_t length);
 
-// "0x..." for error messages.
-std::string Hex(uint64_t v);
-
-}  // namespace quiver::control::descriptor_layout
+}  // namespace quiver::ipc::descriptor_layout
