@@ -135,6 +135,21 @@ bool ViewRange(const ArrayData& d, int64_t i, int64_t* begin, int64_t* end) {
   return true;
 }
 
+// The child range [begin, end) of slot i of a list, large list, list view or
+// large list view; false when it does not lie in the child.
+bool ListRange(const ArrayData& d, int64_t i, int64_t* begin, int64_t* end) {
+  switch (d.type->id()) {
+    case TypeId::kList:
+      return ValueRange<int32_t>(d, i, begin, end);
+    case TypeId::kLargeList:
+      return ValueRange<int64_t>(d, i, begin, end);
+    case TypeId::kListView:
+      return ViewRange<int32_t>(d, i, begin, end);
+    default:  // kLargeListView
+      return ViewRange<int64_t>(d, i, begin, end);
+  }
+}
+
 template <typename O>
 void AppendBinaryValue(const ArrayData& d, int64_t i, bool is_string, std::string* out) {
   int64_t begin;
@@ -274,22 +289,10 @@ void AppendInlineRange(const ArrayData& child, int64_t begin, int64_t n,
   out->push_back(']');
 }
 
-template <typename O>
 void AppendInlineList(const ArrayData& d, int64_t i, std::string* out) {
   int64_t begin;
   int64_t end;
-  if (!ValueRange<O>(d, i, &begin, &end)) {
-    out->append(kInvalidOffsets);
-    return;
-  }
-  AppendInlineRange(*d.child_data[0], begin, end - begin, out);
-}
-
-template <typename O>
-void AppendInlineListView(const ArrayData& d, int64_t i, std::string* out) {
-  int64_t begin;
-  int64_t end;
-  if (!ViewRange<O>(d, i, &begin, &end)) {
+  if (!ListRange(d, i, &begin, &end)) {
     out->append(kInvalidOffsets);
     return;
   }
@@ -355,13 +358,10 @@ void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
   }
   switch (d.type->id()) {
     case TypeId::kList:
-      return AppendInlineList<int32_t>(d, i, out);
     case TypeId::kLargeList:
-      return AppendInlineList<int64_t>(d, i, out);
     case TypeId::kListView:
-      return AppendInlineListView<int32_t>(d, i, out);
     case TypeId::kLargeListView:
-      return AppendInlineListView<int64_t>(d, i, out);
+      return AppendInlineList(d, i, out);
     case TypeId::kFixedSizeList: {
       const int64_t size = d.type->list_size();
       return AppendInlineRange(*d.child_data[0], (d.offset + i) * size, size, out);
@@ -405,19 +405,11 @@ class Printer {
       case TypeId::kDictionary:
         return PrintDictionary(d, indent);
       case TypeId::kList:
-        return PrintValues(d, indent, true,
-                           [&](int64_t i, int in) { PrintListValue<int32_t>(d, i, in); });
       case TypeId::kLargeList:
-        return PrintValues(d, indent, true,
-                           [&](int64_t i, int in) { PrintListValue<int64_t>(d, i, in); });
       case TypeId::kListView:
-        return PrintValues(d, indent, true, [&](int64_t i, int in) {
-          PrintListViewValue<int32_t>(d, i, in);
-        });
       case TypeId::kLargeListView:
-        return PrintValues(d, indent, true, [&](int64_t i, int in) {
-          PrintListViewValue<int64_t>(d, i, in);
-        });
+        return PrintValues(d, indent, true,
+                           [&](int64_t i, int in) { PrintListValue(d, i, in); });
       case TypeId::kFixedSizeList:
         return PrintValues(d, indent, true, [&](int64_t i, int in) {
           const int64_t size = d.type->list_size();
@@ -483,23 +475,10 @@ class Printer {
     out_ << ']';
   }
 
-  template <typename O>
   void PrintListValue(const ArrayData& d, int64_t i, int indent) {
     int64_t begin;
     int64_t end;
-    if (!ValueRange<O>(d, i, &begin, &end)) {
-      Indent(indent);
-      out_ << kInvalidOffsets;
-      return;
-    }
-    Print(*d.child_data[0]->Slice(begin, end - begin), indent);
-  }
-
-  template <typename O>
-  void PrintListViewValue(const ArrayData& d, int64_t i, int indent) {
-    int64_t begin;
-    int64_t end;
-    if (!ViewRange<O>(d, i, &begin, &end)) {
+    if (!ListRange(d, i, &begin, &end)) {
       Indent(indent);
       out_ << kInvalidOffsets;
       return;
