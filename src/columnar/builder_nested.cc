@@ -1,6 +1,8 @@
-// List, large list, map, fixed-size list and struct builders.
+// List, large list, list view, map, fixed-size list, struct, union and
+// run-end encoded builders.
 #include <limits>
 
+#include "columnar/run_end_util.h"
 #include "quiver/columnar/builder.h"
 
 namespace quiver {
@@ -493,6 +495,95 @@ void UnionBuilder::Reset() {
   ArrayBuilder::Reset();
   codes_.Reset();
   offsets_.Reset();
+}
+
+// ---------------------------------------------------------------------------
+// RunEndEncodedBuilder
+
+RunEndEncodedBuilder::RunEndEncodedBuilder(MemoryPool* pool,
+                                           std::shared_ptr<ArrayBuilder> value_builder,
+                                           TypePtr run_end_type, TypePtr type)
+    : ArrayBuilder(type ? std::move(type)
+                        : run_end_encoded(std::move(run_end_type), value_builder->type()),
+                   pool) {
+  if (type_->id() != TypeId::kRunEndEncoded) {
+    Status::TypeError("run-end encoded builder given type ", type_->ToString()).Abort();
+  }
+  CheckChildType(type_->value_type(), *value_builder, "run_end_encoded").Abort();
+  children_.push_back(std::move(value_builder));
+}
+
+Status RunEndEncodedBuilder::Append(int64_t run_length) {
+  if (run_length <= 0) {
+    return Status::Invalid(type_->ToString(), ": a run of ", run_length,
+                           " slots (runs hold at least one)");
+  }
+  const int64_t max_end = run_end::MaxRunEnd(*type_->run_end_type());
+  if (run_length > max_end - length_) {
+    return Status::CapacityError(type_->ToString(), " cannot hold more than ", max_end,
+                                 " slots");
+  }
+  run_ends_.push_back(length_ + run_length);
+  length_ += run_length;
+  return Status::OK();
+}
+
+Status RunEndEncodedBuilder::ExtendRun(int64_t n) {
+  if (run_ends_.empty()) {
+    return Status::Invalid(type_->ToString(), ": no run to extend");
+  }
+  if (n < 0) return Status::Invalid(type_->ToString(), ": extending a run by ", n);
+  if (n > run_end::MaxRunEnd(*type_->run_end_type()) - length_) {
+    return Status::CapacityError(type_->ToString(), " cannot hold more than ",
+                                 run_end::MaxRunEnd(*type_->run_end_type()), " slots");
+  }
+  run_ends_.back() += n;
+  length_ += n;
+  return Status::OK();
+}
+
+Status RunEndEncodedBuilder::AppendNulls(int64_t n) {
+  if (n == 0) return Status::OK();
+  QUIVER_RETURN_NOT_OK(Append(n));
+  Status st = value_builder()->AppendNull();
+  if (!st.ok()) {  // leave the builder as it was
+    run_ends_.pop_back();
+    length_ -= n;
+  }
+  return st;
+}
+
+Status RunEndEncodedBuilder::AppendEmptyValues(int64_t n) {
+  if (n == 0) return Status::OK();
+  QUIVER_RETURN_NOT_OK(Append(n));
+  Status st = value_builder()->AppendEmptyValue();
+  if (!st.ok()) {
+    run_ends_.pop_back();
+    length_ -= n;
+  }
+  return st;
+}
+
+Status RunEndEncodedBuilder::FinishInternal(ArrayDataPtr* out) {
+  const auto runs = static_cast<int64_t>(run_ends_.size());
+  if (value_builder()->length() != runs) {
+    return Status::Invalid(type_->ToString(), ": ", runs, " runs but ",
+                           value_builder()->length(),
+                           " values appended (one value a run)");
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto ends,
+                         run_end::PackRunEnds(run_ends_, *type_->run_end_type(), pool_));
+  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(value_builder()));
+  auto run_end_data =
+      ArrayData::Make(type_->run_end_type(), runs, {nullptr, std::move(ends)}, 0);
+  *out = ArrayData::Make(type_, length_, {nullptr},
+                         {std::move(run_end_data), std::move(values)}, 0);
+  return Status::OK();
+}
+
+void RunEndEncodedBuilder::Reset() {
+  ArrayBuilder::Reset();
+  run_ends_.clear();
 }
 
 }  // namespace quiver

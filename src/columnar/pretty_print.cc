@@ -13,6 +13,7 @@
 
 #include "columnar/bitmap_runs.h"
 #include "columnar/half_float.h"
+#include "columnar/run_end_util.h"
 #include "columnar/utf8.h"
 #include "columnar/view_util.h"
 
@@ -351,6 +352,21 @@ void AppendInlineUnion(const ArrayData& d, int64_t i, std::string* out) {
   out->push_back('}');
 }
 
+// A run-end encoded slot as its run's value; a slot the runs do not cover
+// (an invalid array) is shown, not read.
+void AppendInlineRunEndEncoded(const ArrayData& d, int64_t i, std::string* out) {
+  int64_t run = -1;
+  run_end::ForEachRun(d, i, 1, [&](int64_t k, int64_t) {
+    run = k;
+    return true;
+  });
+  if (run < 0) {
+    out->append("<invalid run ends>");
+    return;
+  }
+  AppendInline(*d.child_data[1], run, out);
+}
+
 void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
   if (IsNullAt(d, i)) {
     out->append("null");
@@ -373,6 +389,8 @@ void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
     case TypeId::kSparseUnion:
     case TypeId::kDenseUnion:
       return AppendInlineUnion(d, i, out);
+    case TypeId::kRunEndEncoded:
+      return AppendInlineRunEndEncoded(d, i, out);
     case TypeId::kDictionary: {
       const int64_t index = DictionaryIndex(d, i);
       if (index < 0 || index >= d.dictionary->length) {
@@ -419,11 +437,12 @@ class Printer {
         return PrintValues(d, indent, true,
                            [&](int64_t i, int in) { PrintMapValue(d, i, in); });
       case TypeId::kSparseUnion:
-      case TypeId::kDenseUnion:  // one slot a line: {field: value}
+      case TypeId::kDenseUnion:     // one slot a line: {field: value}
+      case TypeId::kRunEndEncoded:  // one slot a line: its run's value
         return PrintValues(d, indent, false, [&](int64_t i, int in) {
           Indent(in);
           std::string text;
-          AppendInlineUnion(d, i, &text);
+          AppendInline(d, i, &text);
           out_ << text;
         });
       default:

@@ -464,6 +464,28 @@ class UnionBuilder : public ArrayBuilder {
   BufferBuilder offsets_;  // dense
 };
 
+// run_end_encoded<run_ends: R, values: V>: Append(n) opens a run of n
+// slots; then append its one value to value_builder(). AppendNulls(n) and
+// AppendEmptyValues(n) add a run of n slots with that value themselves.
+// Every call makes one run (runs are not merged); ExtendRun(n) adds n slots
+// to the last run instead.
+class RunEndEncodedBuilder : public ArrayBuilder {
+ public:
+  // `type` defaults to run_end_encoded(run_end_type, value_builder's type).
+  RunEndEncodedBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder,
+                       TypePtr run_end_type, TypePtr type = nullptr);
+  Status Append(int64_t run_length = 1);
+  Status ExtendRun(int64_t n = 1);
+  Status AppendNulls(int64_t n) override;
+  Status AppendEmptyValues(int64_t n) override;
+  ArrayBuilder* value_builder() const { return children_[0].get(); }
+  Status FinishInternal(ArrayDataPtr* out) override;
+  void Reset() override;
+
+ private:
+  std::vector<int64_t> run_ends_;
+};
+
 // dictionary<values=V, indices=I>: appends values, storing each distinct
 // value once in the dictionary and its index in the indices. Supported value
 // types: integers, floats, half floats, dates, times, timestamps, durations,
