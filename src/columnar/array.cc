@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace quiver {
 
@@ -321,6 +322,8 @@ ArrayPtr MakeArray(ArrayDataPtr data) {
     case TypeId::kSparseUnion:
     case TypeId::kDenseUnion:
       return std::make_shared<UnionArray>(std::move(data));
+    case TypeId::kRunEndEncoded:
+      return std::make_shared<RunEndEncodedArray>(std::move(data));
   }
   return std::make_shared<Array>(std::move(data));
 }
@@ -357,12 +360,41 @@ Result<ArrayDataPtr> MakeNullUnion(const TypePtr& type, int64_t length, MemoryPo
   return ArrayData::Make(type, length, std::move(buffers), std::move(children), 0);
 }
 
+// One run (none when empty) of a null value: the nulls of a run-end
+// encoded array are its values'.
+Result<ArrayDataPtr> MakeNullRunEndEncoded(const TypePtr& type, int64_t length,
+                                           bool all_null, MemoryPool* pool) {
+  const int width = type->run_end_type()->byte_width();
+  const int64_t max_end = width == 2   ? std::numeric_limits<int16_t>::max()
+                          : width == 4 ? std::numeric_limits<int32_t>::max()
+                                       : std::numeric_limits<int64_t>::max();
+  if (length > max_end) {
+    return Status::CapacityError(type->ToString(), ": ", length,
+                                 " slots do not fit one run end");
+  }
+  const int64_t runs = length > 0 ? 1 : 0;
+  QUIVER_ASSIGN_OR_RAISE(auto ends, AllocateZeroedBuffer(width * runs, pool));
+  if (runs > 0) {  // little-endian: the low bytes of the int64
+    const int64_t end = length;
+    std::memcpy(ends->mutable_data(), &end, static_cast<size_t>(width));
+  }
+  auto run_ends =
+      ArrayData::Make(type->run_end_type(), runs, {nullptr, std::move(ends)}, 0);
+  QUIVER_ASSIGN_OR_RAISE(auto values,
+                         MakeNullData(type->value_type(), runs, pool, all_null));
+  return ArrayData::Make(type, length, {nullptr},
+                         {std::move(run_ends), std::move(values)}, 0);
+}
+
 Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPool* pool,
                                   bool all_null) {
   if (length < 0) return Status::Invalid("negative array length ", length);
   const TypeId id = type->id();
   if (id == TypeId::kNull) return ArrayData::Make(type, length, {nullptr}, length);
   if (IsUnion(id)) return MakeNullUnion(type, length, pool, all_null);
+  if (id == TypeId::kRunEndEncoded) {
+    return MakeNullRunEndEncoded(type, length, all_null, pool);
+  }
   std::shared_ptr<Buffer> validity;
   if (all_null) {
     QUIVER_ASSIGN_OR_RAISE(validity,

@@ -454,6 +454,11 @@ Result<std::unique_ptr<ArrayBuilder>> MakeBuilder(const TypePtr& type, MemoryPoo
       }
       return B(new UnionBuilder(type, pool, std::move(children)));
     }
+    case TypeId::kRunEndEncoded: {
+      QUIVER_ASSIGN_OR_RAISE(auto child, MakeBuilder(type->value_type(), pool));
+      std::shared_ptr<ArrayBuilder> c(std::move(child));
+      return B(new RunEndEncodedBuilder(pool, c, type->run_end_type(), type));
+    }
     case TypeId::kListView:
     case TypeId::kLargeListView: {
       QUIVER_ASSIGN_OR_RAISE(auto child, MakeBuilder(type->value_type(), pool));

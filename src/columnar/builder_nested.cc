@@ -1,6 +1,8 @@
-// List, large list, map, fixed-size list and struct builders.
+// List, large list, list view, map, fixed-size list, struct, union and
+// run-end encoded builders.
 #include <limits>
 
+#include "columnar/run_end_util.h"
 #include "quiver/columnar/builder.h"
 
 namespace quiver {
@@ -31,33 +33,30 @@ Result<ArrayDataPtr> FinishChild(ArrayBuilder* child) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// BaseListBuilder
+// BaseOffsetListBuilder
 
 template <typename OffsetType>
-BaseListBuilder<OffsetType>::BaseListBuilder(MemoryPool* pool,
-                                             std::shared_ptr<ArrayBuilder> value_builder,
-                                             TypePtr type)
-    : ArrayBuilder(type ? std::move(type)
-                        : (sizeof(OffsetType) == 4 ? list(value_builder->type())
-                                                   : large_list(value_builder->type())),
-                   pool),
-      offsets_(pool_) {
-  const TypeId expected = sizeof(OffsetType) == 4 ? TypeId::kList : TypeId::kLargeList;
+BaseOffsetListBuilder<OffsetType>::BaseOffsetListBuilder(
+    MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder, TypePtr type,
+    TypeId expected, const char* kind, int64_t extra_offsets)
+    : ArrayBuilder(std::move(type), pool),
+      offsets_(pool_),
+      extra_offsets_(extra_offsets) {
   if (type_->id() != expected) {
-    Status::TypeError("list builder given type ", type_->ToString()).Abort();
+    Status::TypeError(kind, " builder given type ", type_->ToString()).Abort();
   }
   CheckChildType(type_->value_type(), *value_builder, type_->name().c_str()).Abort();
   children_.push_back(std::move(value_builder));
 }
 
 template <typename OffsetType>
-Status BaseListBuilder<OffsetType>::Resize(int64_t capacity) {
-  QUIVER_RETURN_NOT_OK(offsets_.Reserve(capacity + 1 - offsets_.length()));
+Status BaseOffsetListBuilder<OffsetType>::Resize(int64_t capacity) {
+  QUIVER_RETURN_NOT_OK(offsets_.Reserve(capacity + extra_offsets_ - offsets_.length()));
   return ArrayBuilder::Resize(capacity);
 }
 
 template <typename OffsetType>
-Status BaseListBuilder<OffsetType>::AppendNextOffset() {
+Status BaseOffsetListBuilder<OffsetType>::AppendNextOffset() {
   const int64_t n = value_builder()->length();
   if (n > std::numeric_limits<OffsetType>::max()) {
     return Status::CapacityError(type_->ToString(), " cannot hold more than ",
@@ -68,7 +67,7 @@ Status BaseListBuilder<OffsetType>::AppendNextOffset() {
 }
 
 template <typename OffsetType>
-Status BaseListBuilder<OffsetType>::Append(bool is_valid) {
+Status BaseOffsetListBuilder<OffsetType>::Append(bool is_valid) {
   QUIVER_RETURN_NOT_OK(Reserve(1));
   QUIVER_RETURN_NOT_OK(AppendNextOffset());
   UnsafeAppendToBitmap(is_valid);
@@ -76,7 +75,7 @@ Status BaseListBuilder<OffsetType>::Append(bool is_valid) {
 }
 
 template <typename OffsetType>
-Status BaseListBuilder<OffsetType>::AppendNulls(int64_t n) {
+Status BaseOffsetListBuilder<OffsetType>::AppendNulls(int64_t n) {
   QUIVER_RETURN_NOT_OK(Reserve(n));
   for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendNextOffset());
   UnsafeAppendToBitmap(n, false);
@@ -84,7 +83,7 @@ Status BaseListBuilder<OffsetType>::AppendNulls(int64_t n) {
 }
 
 template <typename OffsetType>
-Status BaseListBuilder<OffsetType>::AppendEmptyValues(int64_t n) {
+Status BaseOffsetListBuilder<OffsetType>::AppendEmptyValues(int64_t n) {
   QUIVER_RETURN_NOT_OK(Reserve(n));
   for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendNextOffset());
   UnsafeAppendToBitmap(n, true);
@@ -92,39 +91,59 @@ Status BaseListBuilder<OffsetType>::AppendEmptyValues(int64_t n) {
 }
 
 template <typename OffsetType>
+void BaseOffsetListBuilder<OffsetType>::Reset() {
+  ArrayBuilder::Reset();
+  offsets_.Reset();
+}
+
+template class BaseOffsetListBuilder<int32_t>;
+template class BaseOffsetListBuilder<int64_t>;
+
+// ---------------------------------------------------------------------------
+// BaseListBuilder
+
+template <typename OffsetType>
+BaseListBuilder<OffsetType>::BaseListBuilder(MemoryPool* pool,
+                                             std::shared_ptr<ArrayBuilder> value_builder,
+                                             TypePtr type)
+    : BaseOffsetListBuilder<OffsetType>(
+          pool, value_builder,
+          type ? std::move(type)
+               : (sizeof(OffsetType) == 4 ? list(value_builder->type())
+                                          : large_list(value_builder->type())),
+          sizeof(OffsetType) == 4 ? TypeId::kList : TypeId::kLargeList, "list",
+          /*extra_offsets=*/1) {}
+
+template <typename OffsetType>
 Status BaseListBuilder<OffsetType>::AppendValues(const OffsetType* offsets, int64_t n,
                                                  const uint8_t* valid_bytes) {
-  const int64_t child_length = value_builder()->length();
-  int64_t previous = offsets_.length() > 0 ? offsets_.data()[offsets_.length() - 1] : 0;
+  auto& own = this->offsets_;
+  const int64_t child_length = this->value_builder()->length();
+  int64_t previous = own.length() > 0 ? own.data()[own.length() - 1] : 0;
   for (int64_t i = 0; i < n; ++i) {
     if (offsets[i] < previous || offsets[i] > child_length) {
-      return Status::Invalid(type_->ToString(), ": offset ", offsets[i], " at ", i,
+      return Status::Invalid(this->type_->ToString(), ": offset ", offsets[i], " at ", i,
                              " is outside [", previous, ", ", child_length, "]");
     }
     previous = offsets[i];
   }
-  QUIVER_RETURN_NOT_OK(Reserve(n));
-  QUIVER_RETURN_NOT_OK(offsets_.Append(offsets, n));
-  UnsafeAppendToBitmap(valid_bytes, n);
+  QUIVER_RETURN_NOT_OK(this->Reserve(n));
+  QUIVER_RETURN_NOT_OK(own.Append(offsets, n));
+  this->UnsafeAppendToBitmap(valid_bytes, n);
   return Status::OK();
 }
 
 template <typename OffsetType>
 Status BaseListBuilder<OffsetType>::FinishInternal(ArrayDataPtr* out) {
-  QUIVER_RETURN_NOT_OK(offsets_.Reserve(1));
-  QUIVER_RETURN_NOT_OK(AppendNextOffset());
-  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(value_builder()));
-  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
-  QUIVER_ASSIGN_OR_RAISE(auto offsets, offsets_.Finish());
-  *out = ArrayData::Make(type_, length_, {std::move(validity), std::move(offsets)},
-                         {std::move(values)}, null_count_);
+  QUIVER_RETURN_NOT_OK(this->offsets_.Reserve(1));
+  QUIVER_RETURN_NOT_OK(this->AppendNextOffset());
+  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(this->value_builder()));
+  QUIVER_ASSIGN_OR_RAISE(auto validity, this->FinishValidity());
+  QUIVER_ASSIGN_OR_RAISE(auto offsets, this->offsets_.Finish());
+  *out = ArrayData::Make(this->type_, this->length_,
+                         {std::move(validity), std::move(offsets)}, {std::move(values)},
+                         this->null_count_);
   return Status::OK();
-}
-
-template <typename OffsetType>
-void BaseListBuilder<OffsetType>::Reset() {
-  ArrayBuilder::Reset();
-  offsets_.Reset();
 }
 
 template class BaseListBuilder<int32_t>;
@@ -136,87 +155,35 @@ template class BaseListBuilder<int64_t>;
 template <typename OffsetType>
 BaseListViewBuilder<OffsetType>::BaseListViewBuilder(
     MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder, TypePtr type)
-    : ArrayBuilder(
+    : BaseOffsetListBuilder<OffsetType>(
+          pool, value_builder,
           type ? std::move(type)
                : (sizeof(OffsetType) == 4 ? list_view(value_builder->type())
                                           : large_list_view(value_builder->type())),
-          pool),
-      offsets_(pool_) {
-  const TypeId expected =
-      sizeof(OffsetType) == 4 ? TypeId::kListView : TypeId::kLargeListView;
-  if (type_->id() != expected) {
-    Status::TypeError("list view builder given type ", type_->ToString()).Abort();
-  }
-  CheckChildType(type_->value_type(), *value_builder, type_->name().c_str()).Abort();
-  children_.push_back(std::move(value_builder));
-}
-
-template <typename OffsetType>
-Status BaseListViewBuilder<OffsetType>::Resize(int64_t capacity) {
-  QUIVER_RETURN_NOT_OK(offsets_.Reserve(capacity - offsets_.length()));
-  return ArrayBuilder::Resize(capacity);
-}
-
-template <typename OffsetType>
-Status BaseListViewBuilder<OffsetType>::AppendStart() {
-  const int64_t n = value_builder()->length();
-  if (n > std::numeric_limits<OffsetType>::max()) {
-    return Status::CapacityError(type_->ToString(), " cannot hold more than ",
-                                 std::numeric_limits<OffsetType>::max(), " child values");
-  }
-  offsets_.UnsafeAppend(static_cast<OffsetType>(n));
-  return Status::OK();
-}
-
-template <typename OffsetType>
-Status BaseListViewBuilder<OffsetType>::Append(bool is_valid) {
-  QUIVER_RETURN_NOT_OK(Reserve(1));
-  QUIVER_RETURN_NOT_OK(AppendStart());
-  UnsafeAppendToBitmap(is_valid);
-  return Status::OK();
-}
-
-template <typename OffsetType>
-Status BaseListViewBuilder<OffsetType>::AppendNulls(int64_t n) {
-  QUIVER_RETURN_NOT_OK(Reserve(n));
-  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendStart());
-  UnsafeAppendToBitmap(n, false);
-  return Status::OK();
-}
-
-template <typename OffsetType>
-Status BaseListViewBuilder<OffsetType>::AppendEmptyValues(int64_t n) {
-  QUIVER_RETURN_NOT_OK(Reserve(n));
-  for (int64_t i = 0; i < n; ++i) QUIVER_RETURN_NOT_OK(AppendStart());
-  UnsafeAppendToBitmap(n, true);
-  return Status::OK();
-}
+          sizeof(OffsetType) == 4 ? TypeId::kListView : TypeId::kLargeListView,
+          "list view", /*extra_offsets=*/0) {}
 
 template <typename OffsetType>
 Status BaseListViewBuilder<OffsetType>::FinishInternal(ArrayDataPtr* out) {
-  const int64_t child_length = value_builder()->length();
+  const int64_t length = this->length_;
+  const int64_t child_length = this->value_builder()->length();
   // Each list ends where the next starts, the last at the child's end.
-  TypedBufferBuilder<OffsetType> sizes(pool_);
-  QUIVER_RETURN_NOT_OK(sizes.Reserve(length_));
-  const OffsetType* starts = offsets_.data();
-  for (int64_t i = 0; i < length_; ++i) {
-    const int64_t end = i + 1 < length_ ? starts[i + 1] : child_length;
+  TypedBufferBuilder<OffsetType> sizes(this->pool_);
+  QUIVER_RETURN_NOT_OK(sizes.Reserve(length));
+  const OffsetType* starts = this->offsets_.data();
+  for (int64_t i = 0; i < length; ++i) {
+    const int64_t end = i + 1 < length ? starts[i + 1] : child_length;
     sizes.UnsafeAppend(static_cast<OffsetType>(end - starts[i]));
   }
-  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(value_builder()));
-  QUIVER_ASSIGN_OR_RAISE(auto validity, FinishValidity());
-  QUIVER_ASSIGN_OR_RAISE(auto offsets, offsets_.Finish());
+  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(this->value_builder()));
+  QUIVER_ASSIGN_OR_RAISE(auto validity, this->FinishValidity());
+  QUIVER_ASSIGN_OR_RAISE(auto offsets, this->offsets_.Finish());
   QUIVER_ASSIGN_OR_RAISE(auto size_buffer, sizes.Finish());
-  *out = ArrayData::Make(
-      type_, length_, {std::move(validity), std::move(offsets), std::move(size_buffer)},
-      {std::move(values)}, null_count_);
+  *out =
+      ArrayData::Make(this->type_, length,
+                      {std::move(validity), std::move(offsets), std::move(size_buffer)},
+                      {std::move(values)}, this->null_count_);
   return Status::OK();
-}
-
-template <typename OffsetType>
-void BaseListViewBuilder<OffsetType>::Reset() {
-  ArrayBuilder::Reset();
-  offsets_.Reset();
 }
 
 template class BaseListViewBuilder<int32_t>;
@@ -528,6 +495,95 @@ void UnionBuilder::Reset() {
   ArrayBuilder::Reset();
   codes_.Reset();
   offsets_.Reset();
+}
+
+// ---------------------------------------------------------------------------
+// RunEndEncodedBuilder
+
+RunEndEncodedBuilder::RunEndEncodedBuilder(MemoryPool* pool,
+                                           std::shared_ptr<ArrayBuilder> value_builder,
+                                           TypePtr run_end_type, TypePtr type)
+    : ArrayBuilder(type ? std::move(type)
+                        : run_end_encoded(std::move(run_end_type), value_builder->type()),
+                   pool) {
+  if (type_->id() != TypeId::kRunEndEncoded) {
+    Status::TypeError("run-end encoded builder given type ", type_->ToString()).Abort();
+  }
+  CheckChildType(type_->value_type(), *value_builder, "run_end_encoded").Abort();
+  children_.push_back(std::move(value_builder));
+}
+
+Status RunEndEncodedBuilder::Append(int64_t run_length) {
+  if (run_length <= 0) {
+    return Status::Invalid(type_->ToString(), ": a run of ", run_length,
+                           " slots (runs hold at least one)");
+  }
+  const int64_t max_end = run_end::MaxRunEnd(*type_->run_end_type());
+  if (run_length > max_end - length_) {
+    return Status::CapacityError(type_->ToString(), " cannot hold more than ", max_end,
+                                 " slots");
+  }
+  run_ends_.push_back(length_ + run_length);
+  length_ += run_length;
+  return Status::OK();
+}
+
+Status RunEndEncodedBuilder::ExtendRun(int64_t n) {
+  if (run_ends_.empty()) {
+    return Status::Invalid(type_->ToString(), ": no run to extend");
+  }
+  if (n < 0) return Status::Invalid(type_->ToString(), ": extending a run by ", n);
+  if (n > run_end::MaxRunEnd(*type_->run_end_type()) - length_) {
+    return Status::CapacityError(type_->ToString(), " cannot hold more than ",
+                                 run_end::MaxRunEnd(*type_->run_end_type()), " slots");
+  }
+  run_ends_.back() += n;
+  length_ += n;
+  return Status::OK();
+}
+
+Status RunEndEncodedBuilder::AppendNulls(int64_t n) {
+  if (n == 0) return Status::OK();
+  QUIVER_RETURN_NOT_OK(Append(n));
+  Status st = value_builder()->AppendNull();
+  if (!st.ok()) {  // leave the builder as it was
+    run_ends_.pop_back();
+    length_ -= n;
+  }
+  return st;
+}
+
+Status RunEndEncodedBuilder::AppendEmptyValues(int64_t n) {
+  if (n == 0) return Status::OK();
+  QUIVER_RETURN_NOT_OK(Append(n));
+  Status st = value_builder()->AppendEmptyValue();
+  if (!st.ok()) {
+    run_ends_.pop_back();
+    length_ -= n;
+  }
+  return st;
+}
+
+Status RunEndEncodedBuilder::FinishInternal(ArrayDataPtr* out) {
+  const auto runs = static_cast<int64_t>(run_ends_.size());
+  if (value_builder()->length() != runs) {
+    return Status::Invalid(type_->ToString(), ": ", runs, " runs but ",
+                           value_builder()->length(),
+                           " values appended (one value a run)");
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto ends,
+                         run_end::PackRunEnds(run_ends_, *type_->run_end_type(), pool_));
+  QUIVER_ASSIGN_OR_RAISE(auto values, FinishChild(value_builder()));
+  auto run_end_data =
+      ArrayData::Make(type_->run_end_type(), runs, {nullptr, std::move(ends)}, 0);
+  *out = ArrayData::Make(type_, length_, {nullptr},
+                         {std::move(run_end_data), std::move(values)}, 0);
+  return Status::OK();
+}
+
+void RunEndEncodedBuilder::Reset() {
+  ArrayBuilder::Reset();
+  run_ends_.clear();
 }
 
 }  // namespace quiver

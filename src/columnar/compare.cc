@@ -17,6 +17,7 @@
 
 #include "columnar/bitmap_runs.h"
 #include "columnar/half_float.h"
+#include "columnar/run_end_util.h"
 #include "columnar/view_util.h"
 #include "quiver/columnar/array.h"
 
@@ -276,6 +277,38 @@ bool UnionEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
   return true;
 }
 
+// Run-end encoded: the decoded values, slot by slot, whatever the runs (a
+// run may be split in two on one side): walks both sides' runs at once and
+// compares one value per stretch where neither changes run.
+bool RunEndEncodedEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
+                        int64_t len) {
+  std::vector<std::pair<int64_t, int64_t>> left;  // (run, slots) of l's range
+  if (!run_end::ForEachRun(l, ls, len, [&](int64_t k, int64_t n) {
+        left.emplace_back(k, n);
+        return true;
+      })) {
+    return false;  // not a valid array: unequal rather than unsafe
+  }
+  const ArrayData& lv = *l.child_data[1];
+  const ArrayData& rv = *r.child_data[1];
+  size_t at = 0;
+  int64_t used = 0;  // slots of left[at] already compared
+  return run_end::ForEachRun(r, rs, len, [&](int64_t k, int64_t n) {
+    while (n > 0) {
+      if (at >= left.size()) return false;
+      const int64_t step = std::min(n, left[at].second - used);
+      if (!RangesEqual(lv, rv, left[at].first, k, 1)) return false;
+      n -= step;
+      used += step;
+      if (used == left[at].second) {
+        ++at;
+        used = 0;
+      }
+    }
+    return true;
+  });
+}
+
 bool DictionaryEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
                      int64_t len) {
   const ArrayData& ld = *l.dictionary;
@@ -324,6 +357,8 @@ bool ValuesEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
     case TypeId::kSparseUnion:
     case TypeId::kDenseUnion:
       return UnionEqual(l, r, ls, rs, len);
+    case TypeId::kRunEndEncoded:
+      return RunEndEncodedEqual(l, r, ls, rs, len);
     default:  // integers, dates, times, timestamps, durations, decimals, fixed binary
       return FixedWidthEqual(l, r, ls, rs, len, l.type->byte_width());
   }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "columnar/run_end_util.h"
 #include "columnar/view_util.h"
 #include "quiver/columnar/array.h"
 #include "quiver/columnar/bit_util.h"
@@ -289,6 +290,45 @@ Status ConcatListViews(const Inputs& in, MemoryPool* pool, ArrayData* out) {
 }
 
 // The dictionary of the last input, if every earlier one is a prefix of it.
+// Run-end encoded: the runs each input's slots use, one after the other,
+// their ends counted from the start of the result; the values those runs
+// name (zero-copy slices) concatenated.
+Status ConcatRunEndEncoded(const Inputs& in, MemoryPool* pool, ArrayData* out) {
+  std::vector<int64_t> ends;
+  std::vector<Span> spans;
+  int64_t base = 0;
+  for (const ArrayData* d : in) {
+    int64_t first = -1;
+    int64_t runs = 0;
+    int64_t pos = base;
+    if (!run_end::ForEachRun(*d, 0, d->length, [&](int64_t k, int64_t n) {
+          if (first < 0) first = k;
+          ++runs;
+          pos += n;
+          ends.push_back(pos);
+          return true;
+        })) {
+      return Status::Invalid("cannot concatenate ", d->type->ToString(),
+                             ": its run ends do not cover offset ", d->offset,
+                             " + length ", d->length);
+    }
+    spans.push_back({first < 0 ? 0 : first, runs});
+    base = pos;
+  }
+  const TypePtr& run_end_type = out->type->run_end_type();
+  if (base > run_end::MaxRunEnd(*run_end_type)) {
+    return Status::CapacityError("concatenated ", out->type->ToString(), " of ", base,
+                                 " slots: more than ", run_end_type->ToString(),
+                                 " run ends hold");
+  }
+  QUIVER_ASSIGN_OR_RAISE(auto packed, run_end::PackRunEnds(ends, *run_end_type, pool));
+  out->child_data.push_back(ArrayData::Make(
+      run_end_type, static_cast<int64_t>(ends.size()), {nullptr, std::move(packed)}, 0));
+  QUIVER_ASSIGN_OR_RAISE(auto values, ConcatChildren(in, 1, spans, pool));
+  out->child_data.push_back(std::move(values));
+  return Status::OK();
+}
+
 Result<ArrayDataPtr> SharedDictionary(const Inputs& in) {
   const ArrayDataPtr& last = in.back()->dictionary;
   if (last == nullptr) return Status::Invalid("dictionary-encoded array without values");
@@ -379,6 +419,9 @@ Result<ArrayDataPtr> Concatenate(const std::vector<const ArrayData*>& in,
     case TypeId::kLargeListView:
       QUIVER_RETURN_NOT_OK(ConcatListViews<int64_t>(in, pool, out.get()));
       break;
+    case TypeId::kRunEndEncoded:
+      QUIVER_RETURN_NOT_OK(ConcatRunEndEncoded(in, pool, out.get()));
+      break;
     case TypeId::kDictionary: {
       QUIVER_ASSIGN_OR_RAISE(out->dictionary, SharedDictionary(in));
       QUIVER_ASSIGN_OR_RAISE(auto indices,
@@ -452,6 +495,9 @@ int64_t ConcatenateBound(const ArrayData& d) {
     case TypeId::kBinaryView:
     case TypeId::kStringView:
       return n + d.length * 16 + kPad + OutOfLineBytes(d) + kPad;
+    case TypeId::kRunEndEncoded:  // at most every run and value
+      n += d.child_data[0]->length * 8 + kPad;
+      return n + ConcatenateBound(*d.child_data[1]);
     default:
       return n + d.length * std::max(d.type->byte_width(), 1) + kPad;
   }

@@ -13,6 +13,7 @@
 
 #include "columnar/bitmap_runs.h"
 #include "columnar/half_float.h"
+#include "columnar/run_end_util.h"
 #include "columnar/utf8.h"
 #include "columnar/view_util.h"
 
@@ -133,6 +134,21 @@ bool ViewRange(const ArrayData& d, int64_t i, int64_t* begin, int64_t* end) {
   if (*begin < 0 || size < 0 || *begin > limit || size > limit - *begin) return false;
   *end = *begin + size;  // cannot overflow: both lie in [0, limit]
   return true;
+}
+
+// The child range [begin, end) of slot i of a list, large list, list view or
+// large list view; false when it does not lie in the child.
+bool ListRange(const ArrayData& d, int64_t i, int64_t* begin, int64_t* end) {
+  switch (d.type->id()) {
+    case TypeId::kList:
+      return ValueRange<int32_t>(d, i, begin, end);
+    case TypeId::kLargeList:
+      return ValueRange<int64_t>(d, i, begin, end);
+    case TypeId::kListView:
+      return ViewRange<int32_t>(d, i, begin, end);
+    default:  // kLargeListView
+      return ViewRange<int64_t>(d, i, begin, end);
+  }
 }
 
 template <typename O>
@@ -274,22 +290,10 @@ void AppendInlineRange(const ArrayData& child, int64_t begin, int64_t n,
   out->push_back(']');
 }
 
-template <typename O>
 void AppendInlineList(const ArrayData& d, int64_t i, std::string* out) {
   int64_t begin;
   int64_t end;
-  if (!ValueRange<O>(d, i, &begin, &end)) {
-    out->append(kInvalidOffsets);
-    return;
-  }
-  AppendInlineRange(*d.child_data[0], begin, end - begin, out);
-}
-
-template <typename O>
-void AppendInlineListView(const ArrayData& d, int64_t i, std::string* out) {
-  int64_t begin;
-  int64_t end;
-  if (!ViewRange<O>(d, i, &begin, &end)) {
+  if (!ListRange(d, i, &begin, &end)) {
     out->append(kInvalidOffsets);
     return;
   }
@@ -348,6 +352,21 @@ void AppendInlineUnion(const ArrayData& d, int64_t i, std::string* out) {
   out->push_back('}');
 }
 
+// A run-end encoded slot as its run's value; a slot the runs do not cover
+// (an invalid array) is shown, not read.
+void AppendInlineRunEndEncoded(const ArrayData& d, int64_t i, std::string* out) {
+  int64_t run = -1;
+  run_end::ForEachRun(d, i, 1, [&](int64_t k, int64_t) {
+    run = k;
+    return true;
+  });
+  if (run < 0) {
+    out->append("<invalid run ends>");
+    return;
+  }
+  AppendInline(*d.child_data[1], run, out);
+}
+
 void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
   if (IsNullAt(d, i)) {
     out->append("null");
@@ -355,13 +374,10 @@ void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
   }
   switch (d.type->id()) {
     case TypeId::kList:
-      return AppendInlineList<int32_t>(d, i, out);
     case TypeId::kLargeList:
-      return AppendInlineList<int64_t>(d, i, out);
     case TypeId::kListView:
-      return AppendInlineListView<int32_t>(d, i, out);
     case TypeId::kLargeListView:
-      return AppendInlineListView<int64_t>(d, i, out);
+      return AppendInlineList(d, i, out);
     case TypeId::kFixedSizeList: {
       const int64_t size = d.type->list_size();
       return AppendInlineRange(*d.child_data[0], (d.offset + i) * size, size, out);
@@ -373,6 +389,8 @@ void AppendInline(const ArrayData& d, int64_t i, std::string* out) {
     case TypeId::kSparseUnion:
     case TypeId::kDenseUnion:
       return AppendInlineUnion(d, i, out);
+    case TypeId::kRunEndEncoded:
+      return AppendInlineRunEndEncoded(d, i, out);
     case TypeId::kDictionary: {
       const int64_t index = DictionaryIndex(d, i);
       if (index < 0 || index >= d.dictionary->length) {
@@ -405,19 +423,11 @@ class Printer {
       case TypeId::kDictionary:
         return PrintDictionary(d, indent);
       case TypeId::kList:
-        return PrintValues(d, indent, true,
-                           [&](int64_t i, int in) { PrintListValue<int32_t>(d, i, in); });
       case TypeId::kLargeList:
-        return PrintValues(d, indent, true,
-                           [&](int64_t i, int in) { PrintListValue<int64_t>(d, i, in); });
       case TypeId::kListView:
-        return PrintValues(d, indent, true, [&](int64_t i, int in) {
-          PrintListViewValue<int32_t>(d, i, in);
-        });
       case TypeId::kLargeListView:
-        return PrintValues(d, indent, true, [&](int64_t i, int in) {
-          PrintListViewValue<int64_t>(d, i, in);
-        });
+        return PrintValues(d, indent, true,
+                           [&](int64_t i, int in) { PrintListValue(d, i, in); });
       case TypeId::kFixedSizeList:
         return PrintValues(d, indent, true, [&](int64_t i, int in) {
           const int64_t size = d.type->list_size();
@@ -427,11 +437,12 @@ class Printer {
         return PrintValues(d, indent, true,
                            [&](int64_t i, int in) { PrintMapValue(d, i, in); });
       case TypeId::kSparseUnion:
-      case TypeId::kDenseUnion:  // one slot a line: {field: value}
+      case TypeId::kDenseUnion:     // one slot a line: {field: value}
+      case TypeId::kRunEndEncoded:  // one slot a line: its run's value
         return PrintValues(d, indent, false, [&](int64_t i, int in) {
           Indent(in);
           std::string text;
-          AppendInlineUnion(d, i, &text);
+          AppendInline(d, i, &text);
           out_ << text;
         });
       default:
@@ -483,23 +494,10 @@ class Printer {
     out_ << ']';
   }
 
-  template <typename O>
   void PrintListValue(const ArrayData& d, int64_t i, int indent) {
     int64_t begin;
     int64_t end;
-    if (!ValueRange<O>(d, i, &begin, &end)) {
-      Indent(indent);
-      out_ << kInvalidOffsets;
-      return;
-    }
-    Print(*d.child_data[0]->Slice(begin, end - begin), indent);
-  }
-
-  template <typename O>
-  void PrintListViewValue(const ArrayData& d, int64_t i, int indent) {
-    int64_t begin;
-    int64_t end;
-    if (!ViewRange<O>(d, i, &begin, &end)) {
+    if (!ListRange(d, i, &begin, &end)) {
       Indent(indent);
       out_ << kInvalidOffsets;
       return;

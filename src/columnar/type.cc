@@ -122,7 +122,11 @@ bool IsListLike(TypeId id) {
          id == TypeId::kFixedSizeList || id == TypeId::kMap;
 }
 bool IsNested(TypeId id) {
-  return IsListLike(id) || id == TypeId::kStruct || IsUnion(id) || IsListView(id);
+  return IsListLike(id) || id == TypeId::kStruct || IsUnion(id) || IsListView(id) ||
+         id == TypeId::kRunEndEncoded;
+}
+bool IsRunEndType(TypeId id) {
+  return id == TypeId::kInt16 || id == TypeId::kInt32 || id == TypeId::kInt64;
 }
 bool IsUnion(TypeId id) {
   return id == TypeId::kSparseUnion || id == TypeId::kDenseUnion;
@@ -132,7 +136,7 @@ bool IsBinaryView(TypeId id) {
 }
 
 int LayoutBufferCount(TypeId id) {
-  if (id == TypeId::kNull) return 0;
+  if (id == TypeId::kNull || id == TypeId::kRunEndEncoded) return 0;
   if (IsPrimitive(id) || id == TypeId::kDictionary || IsBinaryView(id)) return 2;
   if (IsBaseBinary(id)) return 3;
   if (id == TypeId::kSparseUnion) return 1;
@@ -212,7 +216,13 @@ const FieldPtr& DataType::value_field() const {
       id_ == TypeId::kFixedSizeList || id_ == TypeId::kMap || IsListView(id_)) {
     return children_[0];
   }
+  if (id_ == TypeId::kRunEndEncoded) return children_[1];
   return kNone;
+}
+
+const TypePtr& DataType::run_end_type() const {
+  static const TypePtr kNone;
+  return id_ == TypeId::kRunEndEncoded ? children_[0]->type() : kNone;
 }
 
 const TypePtr& DataType::value_type() const {
@@ -258,6 +268,7 @@ bool DataType::Equals(const DataType& other, bool check_metadata) const {
     case TypeId::kLargeList:
     case TypeId::kListView:
     case TypeId::kLargeListView:
+    case TypeId::kRunEndEncoded:
     case TypeId::kStruct: {
       if (children_.size() != other.children_.size()) return false;
       for (size_t i = 0; i < children_.size(); ++i) {
@@ -334,6 +345,8 @@ std::string DataType::name() const {
       return "list_view";
     case TypeId::kLargeListView:
       return "large_list_view";
+    case TypeId::kRunEndEncoded:
+      return "run_end_encoded";
     case TypeId::kFixedSizeList:
       return "fixed_size_list";
     case TypeId::kStruct:
@@ -382,6 +395,10 @@ std::string DataType::ToString() const {
     case TypeId::kListView:
     case TypeId::kLargeListView:
       ss << name() << "<" << children_[0]->ToString() << ">";
+      break;
+    case TypeId::kRunEndEncoded:
+      ss << name() << "<run_ends: " << children_[0]->type()->ToString()
+         << ", values: " << children_[1]->type()->ToString() << ">";
       break;
     case TypeId::kFixedSizeList:
       ss << "fixed_size_list<" << children_[0]->ToString() << ">[" << size_param_ << "]";

@@ -1,4 +1,4 @@
-// Factories of sparse_union and dense_union types (type.h).
+// Factories of sparse_union, dense_union and run_end_encoded types (type.h).
 #include <vector>
 
 #include "quiver/columnar/type.h"
@@ -51,6 +51,25 @@ TypePtr sparse_union(FieldVector fields, std::vector<int8_t> type_codes) {
 }
 TypePtr dense_union(FieldVector fields, std::vector<int8_t> type_codes) {
   return MakeDenseUnion(std::move(fields), std::move(type_codes)).ValueOrDie();
+}
+
+Result<TypePtr> MakeRunEndEncoded(TypePtr run_end_type, TypePtr value_type) {
+  if (run_end_type == nullptr || value_type == nullptr) {
+    return Status::Invalid("run_end_encoded: missing run end or value type");
+  }
+  if (!IsRunEndType(run_end_type->id())) {
+    return Status::Invalid(
+        "run_end_encoded: run ends must be int16, int32 or int64, not ",
+        run_end_type->ToString());
+  }
+  DataType::Params p;
+  p.id = TypeId::kRunEndEncoded;
+  p.children = {field("run_ends", std::move(run_end_type), /*nullable=*/false),
+                field("values", std::move(value_type))};
+  return std::make_shared<DataType>(std::move(p));
+}
+TypePtr run_end_encoded(TypePtr run_end_type, TypePtr value_type) {
+  return MakeRunEndEncoded(std::move(run_end_type), std::move(value_type)).ValueOrDie();
 }
 
 }  // namespace quiver

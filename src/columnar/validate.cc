@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "columnar/bitmap_runs.h"
+#include "columnar/run_end_util.h"
 #include "columnar/validate_internal.h"
 #include "quiver/columnar/array.h"
 
@@ -106,6 +107,17 @@ Status CheckTypeChildren(const DataType& t) {
     QUIVER_RETURN_NOT_OK(CheckField(entries, entries.field(1), 1));
     if (entries.field(0)->nullable()) return InvalidArray(t, "the key field is nullable");
   }
+  if (id == TypeId::kRunEndEncoded) {
+    if (t.num_fields() != 2) {
+      return InvalidArray(t, "type has ", t.num_fields(),
+                          " child fields, expected 2 (run_ends, values)");
+    }
+    const TypeId ends = t.field(0)->type()->id();
+    if (!IsRunEndType(ends)) {
+      return InvalidArray(t, "run ends must be int16, int32 or int64, got ",
+                          TypeLabel(*t.field(0)->type()));
+    }
+  }
   if (id == TypeId::kDictionary) {
     if (t.index_type() == nullptr || !IsInteger(t.index_type()->id())) {
       return InvalidArray(t, "index type must be an integer type, got ",
@@ -123,7 +135,7 @@ Status ValidateTypeTree(const DataType& t, int depth) {
     return InvalidArray(t, "types are nested deeper than ", kMaxNestingDepth, " levels");
   }
   if (static_cast<int>(t.id()) < 0 ||
-      static_cast<int>(t.id()) > static_cast<int>(TypeId::kLargeListView)) {
+      static_cast<int>(t.id()) > static_cast<int>(TypeId::kRunEndEncoded)) {
     return Status::Invalid("unknown type id ", static_cast<int>(t.id()));
   }
   QUIVER_RETURN_NOT_OK(CheckTypeParameters(t));
@@ -191,6 +203,18 @@ Status CheckBufferSlots(const ArrayData& d) {
     if (d.null_count != kUnknownNullCount && d.null_count != d.length) {
       return InvalidArray(t, "null_count ", d.null_count, " must equal the length ",
                           d.length);
+    }
+    return Status::OK();
+  }
+  if (t.id() == TypeId::kRunEndEncoded) {  // slot 0 kept, as unions keep it
+    if (d.buffers.size() != 1 || d.buffers[0] != nullptr) {
+      return InvalidArray(t,
+                          "expected exactly 1 buffer slot, null (a run-end encoded "
+                          "array has no buffers; its nulls are its values')");
+    }
+    if (d.null_count != 0 && d.null_count != kUnknownNullCount) {
+      return InvalidArray(t, "null_count is ", d.null_count,
+                          ", must be 0 (its nulls are its values')");
     }
     return Status::OK();
   }
@@ -368,6 +392,42 @@ Status CheckListViewLayout(const ArrayData& d, int64_t width) {
   return CheckBufferSize(d, 2, "sizes", needed);
 }
 
+// As many run ends as values, none null; when there are slots, a first run
+// end above 0 and a last one reaching offset + length (each in between is
+// checked by ValidateFull).
+Status CheckRunEndEncodedLayout(const ArrayData& d) {
+  const DataType& t = *d.type;
+  const ArrayData& ends = *d.child_data[0];
+  const ArrayData& values = *d.child_data[1];
+  if (ends.length != values.length) {
+    return InvalidArray(t, ends.length, " run ends but ", values.length, " values");
+  }
+  if (ends.GetNullCount() != 0) {
+    return InvalidArray(t, "run ends must not be null (", ends.GetNullCount(), " are)");
+  }
+  const int64_t end = d.offset + d.length;
+  if (d.length == 0) return Status::OK();
+  const int width = ends.type->byte_width();
+  const int64_t max_end = width == 2   ? std::numeric_limits<int16_t>::max()
+                          : width == 4 ? std::numeric_limits<int32_t>::max()
+                                       : std::numeric_limits<int64_t>::max();
+  if (end > max_end) {
+    return InvalidArray(t, "offset ", d.offset, " + length ", d.length, " does not fit ",
+                        ends.type->ToString(), " run ends");
+  }
+  if (ends.length == 0) {
+    return InvalidArray(t, "no runs for offset ", d.offset, " + length ", d.length);
+  }
+  const int64_t first = run_end::RunEndAt(ends, 0);
+  if (first <= 0) return InvalidArray(t, "run end 0 is ", first, ", must be positive");
+  const int64_t last = run_end::RunEndAt(ends, ends.length - 1);
+  if (last < end) {
+    return InvalidArray(t, "the last run end ", last, " is less than offset ", d.offset,
+                        " + length ", d.length);
+  }
+  return Status::OK();
+}
+
 Status CheckDictionaryLayout(const ArrayData& d, int depth) {
   const DataType& t = *d.type;
   if (d.dictionary == nullptr) return InvalidArray(t, "the dictionary is missing");
@@ -410,6 +470,8 @@ Status CheckTypeLayout(const ArrayData& d, int depth) {
       return CheckListViewLayout(d, 4);
     case TypeId::kLargeListView:
       return CheckListViewLayout(d, 8);
+    case TypeId::kRunEndEncoded:
+      return CheckRunEndEncodedLayout(d);
     default:
       return Status::OK();  // null
   }
@@ -448,6 +510,8 @@ std::string ChildLabel(const DataType& parent, int i) {
     }
     case TypeId::kMap:
       return "map entries";
+    case TypeId::kRunEndEncoded:
+      return i == 0 ? "run_end_encoded run ends" : "run_end_encoded values";
     case TypeId::kSparseUnion:
     case TypeId::kDenseUnion: {
       std::string label = parent.name() + " field " + std::to_string(i);

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "columnar/bitmap_runs.h"
+#include "columnar/run_end_util.h"
 #include "columnar/utf8.h"
 #include "columnar/validate_internal.h"
 #include "quiver/columnar/array.h"
@@ -363,8 +364,30 @@ Status CheckListViewContent(const ArrayData& d) {
                       size, ") ends beyond the child array (", child_length, " values)");
 }
 
+// Every run end positive and greater than the one before (the last one is
+// known to reach offset + length).
+Status CheckRunEnds(const ArrayData& d) {
+  const ArrayData& ends = *d.child_data[0];
+  int64_t previous = 0;
+  for (int64_t k = 0; k < ends.length; ++k) {
+    const int64_t end = run_end::RunEndAt(ends, k);
+    if (end <= previous) {
+      if (k == 0) {
+        return InvalidArray(*d.type, "run end 0 is ", end, ", must be positive");
+      }
+      return InvalidArray(*d.type, "run end ", k, " (", end,
+                          ") is not greater than run end ", k - 1, " (", previous,
+                          "): run ends must increase strictly");
+    }
+    previous = end;
+  }
+  return Status::OK();
+}
+
 Status CheckTypeContent(const ArrayData& d) {
   switch (d.type->id()) {
+    case TypeId::kRunEndEncoded:
+      return CheckRunEnds(d);
     case TypeId::kListView:
       return CheckListViewContent<int32_t>(d);
     case TypeId::kLargeListView:

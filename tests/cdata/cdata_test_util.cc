@@ -185,6 +185,12 @@ Status AppendNested(ArrayBuilder* b, const DataType& type, Rng* rng) {
       return AppendRandom(b->child(k), *type.field(k)->type(), rng,
                           type.field(k)->nullable());
     }
+    case TypeId::kRunEndEncoded: {  // half the slots extend the run before
+      auto* rb = static_cast<RunEndEncodedBuilder*>(b);
+      if (rb->length() > 0 && (*rng)() % 2 == 0) return rb->ExtendRun();
+      QUIVER_RETURN_NOT_OK(rb->Append());
+      return AppendRandom(rb->value_builder(), *type.value_type(), rng, true);
+    }
     default:
       return Status::TypeError("not a nested type: ", type.ToString());
   }

@@ -7,6 +7,7 @@
 
 #include "cdata_test_util.h"
 #include "columnar/c_data/c_data_internal.h"
+#include "quiver/columnar/pretty_print.h"
 
 namespace quiver {
 namespace {
@@ -56,11 +57,24 @@ TEST(CDataMalformedTest, BadFormatStringsAreNamed) {
   }
 }
 
-TEST(CDataMalformedTest, UnsupportedFormatsAreNotImplemented) {
-  for (const std::string f : {"+r"}) {
-    SCOPED_TRACE(f);
-    ExpectBadSchema({.format = f}, StatusCode::kNotImplemented, "'" + f + "'");
-  }
+// Run-end encoded: "+r" and two children, the first int16, int32 or int64.
+TEST(CDataMalformedTest, BadRunEndEncodedSchemas) {
+  ExpectBadSchema({.format = "+r"}, StatusCode::kInvalid, "takes 2 children, got 0");
+  ExpectBadSchema({.format = "+r", .children = {{.format = "i"}}}, StatusCode::kInvalid,
+                  "takes 2 children, got 1");
+  ExpectBadSchema({.format = "+r", .children = {{.format = "c"}, {.format = "u"}}},
+                  StatusCode::kInvalid, "run ends must be int16, int32 or int64");
+  ExpectBadSchema({.format = "+r", .children = {{.format = "u"}, {.format = "u"}}},
+                  StatusCode::kInvalid, "run ends must be int16, int32 or int64");
+  ReleaseCounter counter;
+  ArrowSchema c;
+  MakeFakeSchema({.format = "+r",
+                  .children = {{.format = "s", .name = "run_ends", .flags = 0},
+                               {.format = "u", .name = "values"}}},
+                 &counter, &c);
+  auto type = ImportType(&c);
+  ASSERT_TRUE(type.ok()) << type.status().ToString();
+  EXPECT_TRUE((*type)->Equals(*run_end_encoded(int16(), utf8())));
 }
 
 TEST(CDataMalformedTest, BadSchemaStructure) {
@@ -424,6 +438,61 @@ TEST(CDataMalformedTest, ListViewBuffersAndContent) {
   EXPECT_TRUE(FailsWith((*array)->ValidateFull(), StatusCode::kInvalid,
                         "view at position 3 (offset 4, size 5) ends beyond the child "
                         "array (8 values)"));
+}
+
+// Run-end encoded arrays: no buffers, no nulls of their own, two children
+// whose run ends are non-null, as many as the values, and reach offset +
+// length; after the import, full validation checks that they increase.
+TEST(CDataMalformedTest, RunEndEncodedBuffersAndContent) {
+  Bytes b;
+  std::vector<int32_t> ends = {2, 5, 7};
+  std::vector<int32_t> down = {4, 2, 7};
+  std::vector<uint8_t> one_null = {0x05};  // run end 1 null
+  const FakeArraySpec values{.length = 3, .buffers = {nullptr, b.i32.data()}};
+  const FakeArraySpec run_ends{.length = 3, .buffers = {nullptr, ends.data()}};
+  const auto ree = run_end_encoded(int32(), int32());
+  ExpectBadArray({.length = 7, .buffers = {nullptr}, .children = {run_ends, values}}, ree,
+                 "has 1 buffers, expected 0");
+  ExpectBadArray({.length = 7, .null_count = 2, .children = {run_ends, values}}, ree,
+                 "has no nulls of its own");
+  ExpectBadArray({.length = 7, .children = {run_ends}}, ree,
+                 "has 1 children, expected 2");
+  ExpectBadArray({.length = 7,
+                  .children = {{.length = 3,
+                                .null_count = 1,
+                                .buffers = {one_null.data(), ends.data()}},
+                               values}},
+                 ree, "run ends must not be null");
+  ExpectBadArray({.length = 8, .children = {run_ends, values}}, ree,
+                 "the last run end 7 is less than offset 0 + length 8");
+  ExpectBadArray({.length = 3, .offset = 5, .children = {run_ends, values}}, ree,
+                 "the last run end 7 is less than offset 5 + length 3");
+  ExpectBadArray(
+      {.length = 7,
+       .children = {run_ends, {.length = 2, .buffers = {nullptr, b.i32.data()}}}},
+      ree, "3 run ends but 2 values");
+  ExpectBadArray(
+      {.length = 7, .children = {{.length = 3, .buffers = {nullptr, nullptr}}, values}},
+      ree, "values buffer (1) is NULL but 12 bytes are needed");
+  {
+    ReleaseCounter counter;
+    ArrowArray c;
+    MakeFakeArray({.length = 4, .offset = 3, .children = {run_ends, values}}, &counter,
+                  &c);
+    auto array = ImportArray(&c, ree);
+    ASSERT_TRUE(array.ok()) << array.status().ToString();
+    ASSERT_TRUE((*array)->ValidateFull().ok());
+    EXPECT_EQ(FormatValue(**array, 2), "2");  // slot 5: the third run
+  }
+  ReleaseCounter counter;
+  ArrowArray c;
+  MakeFakeArray({.length = 7,
+                 .children = {{.length = 3, .buffers = {nullptr, down.data()}}, values}},
+                &counter, &c);
+  auto array = ImportArray(&c, ree);
+  ASSERT_TRUE(array.ok()) << array.status().ToString();
+  EXPECT_TRUE(FailsWith((*array)->ValidateFull(), StatusCode::kInvalid,
+                        "run end 1 (2) is not greater than run end 0 (4)"));
 }
 
 TEST(CDataMalformedTest, ImportAgainstTheWrongType) {

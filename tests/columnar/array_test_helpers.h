@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "quiver/columnar/builder.h"
+#include "quiver/columnar/ipc.h"
+#include "quiver/columnar/table.h"
 
 namespace quiver::test {
 
@@ -122,6 +124,24 @@ inline ::testing::AssertionResult IsInvalidWith(const Status& st, std::string_vi
            << "message '" << st.message() << "' does not mention '" << what << "'";
   }
   return ::testing::AssertionSuccess();
+}
+
+// `batches` as one table through an IPC stream and an IPC file: read back
+// fully valid, with the same schema and values.
+inline void ExpectIpcRoundTrips(const std::vector<RecordBatchPtr>& batches) {
+  for (auto format : {ipc::IpcFormat::kStream, ipc::IpcFormat::kFile}) {
+    SCOPED_TRACE(format == ipc::IpcFormat::kStream ? "stream" : "file");
+    auto table = Table::FromRecordBatches(batches);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    auto bytes = ipc::SerializeTable(**table, format);
+    ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+    auto back = ipc::ReadTableFromBuffer(*bytes);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    Status valid = (*back)->ValidateFull();
+    EXPECT_TRUE(valid.ok()) << valid.ToString();
+    EXPECT_TRUE((*back)->schema()->Equals(*(*table)->schema()));
+    EXPECT_TRUE((*back)->Equals(**table));
+  }
 }
 
 }  // namespace quiver::test

@@ -55,7 +55,15 @@ inline std::vector<TypePtr> AllTypes() {
       list_view(int32()), large_list_view(utf8()), list_view(point),
       list(large_list_view(int8())),
       struct_({field("v", list_view(field("e", float64(), false))), field("k", int8())}),
-      large_list_view(dictionary(int8(), utf8()))};
+      large_list_view(dictionary(int8(), utf8())),
+      // Run-end encoded: every run end width; of strings, a dictionary, a
+      // struct, a list; in a list, a struct and a union.
+      run_end_encoded(int32(), utf8()), run_end_encoded(int16(), float64()),
+      run_end_encoded(int64(), dictionary(int8(), utf8())),
+      run_end_encoded(int32(), point), run_end_encoded(int64(), list(int16())),
+      list(run_end_encoded(int16(), int64())),
+      struct_({field("r", run_end_encoded(int32(), boolean())), field("k", int8())}),
+      sparse_union({field("r", run_end_encoded(int32(), date32())), field("i", int8())})};
 }
 
 // Whether `type` has a binary_view or string_view anywhere in its tree.

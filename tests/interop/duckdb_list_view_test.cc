@@ -9,25 +9,17 @@
 
 #include "common/status_macros.h"
 #include "duckdb/connection.h"
+#include "duckdb_test_util.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/pretty_print.h"
 
 namespace quiver {
 namespace {
 
-// Every row of column `c` of `table`, printed.
-std::vector<std::string> Rows(const Table& table, int c) {
-  std::vector<std::string> out;
-  for (const auto& batch : table.ToRecordBatches().ValueOrDie()) {
-    auto column = batch->column(c);
-    for (int64_t i = 0; i < column->length(); ++i) out.push_back(FormatValue(*column, i));
-  }
-  return out;
-}
+using duckdb_test::FormatRows;
 
 TEST(DuckDBListViews, DuckDBListsArriveAsListViews) {
-  ASSERT_OK_AND_ASSIGN(auto db, duckdb::Database::Open());
-  ASSERT_OK_AND_ASSIGN(auto conn, duckdb::Connection::Open(db));
+  ASSERT_OK_AND_ASSIGN(auto conn, duckdb_test::OpenConnection());
   const std::string sql =
       "SELECT CASE WHEN i % 5 = 3 THEN NULL ELSE "
       "list_transform(range(i % 4), x -> CASE WHEN x = 2 THEN NULL ELSE x * i END) "
@@ -41,8 +33,8 @@ TEST(DuckDBListViews, DuckDBListsArriveAsListViews) {
       << views->schema()->ToString();
   ASSERT_OK(views->ValidateFull());
   // The same values as DuckDB's plain lists, row by row.
-  const auto expected = Rows(*lists, 0);
-  const auto got = Rows(*views, 0);
+  const auto expected = FormatRows(*lists, 0);
+  const auto got = FormatRows(*views, 0);
   ASSERT_EQ(got.size(), 2500u);
   EXPECT_EQ(got, expected);
   EXPECT_EQ(got[3], "null");
@@ -66,19 +58,17 @@ TEST(DuckDBListViews, QuiverListViewsScannedAsLists) {
   for (int i = 0; i < 7; ++i) ASSERT_OK(ids.Append(i));
   ASSERT_OK_AND_ASSIGN(auto id_array, ids.Finish());
   auto batch = RecordBatch::FromArrays({"i", "l"}, {id_array, lv}).ValueOrDie();
-  ASSERT_OK_AND_ASSIGN(auto db, duckdb::Database::Open());
-  ASSERT_OK_AND_ASSIGN(auto conn, duckdb::Connection::Open(db));
   // Two batches, the second a slice at a non-zero offset (rows 3..6).
-  ASSERT_OK(conn->RegisterTable(
-      "t", Table::FromRecordBatches({batch->Slice(0, 3), batch->Slice(3)}).ValueOrDie()));
+  ASSERT_OK_AND_ASSIGN(auto conn,
+                       duckdb_test::OpenWithTable({batch->Slice(0, 3), batch->Slice(3)}));
   ASSERT_OK_AND_ASSIGN(auto text,
                        conn->QueryTable("SELECT l::VARCHAR AS v, len(l) AS n FROM t "
                                         "ORDER BY i"));
-  EXPECT_EQ(Rows(*text, 0),
+  EXPECT_EQ(FormatRows(*text, 0),
             (std::vector<std::string>{
                 "\"[8, 9, NULL]\"", "\"[0, 1, 2, 3]\"", "\"[2, 3, 4, 5, 6]\"", "null",
                 "\"[]\"", "\"[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\"", "\"[3, 4]\""}));
-  EXPECT_EQ(Rows(*text, 1),
+  EXPECT_EQ(FormatRows(*text, 1),
             (std::vector<std::string>{"3", "4", "5", "null", "0", "10", "2"}));
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "quiver/columnar/builder.h"
+#include "quiver/columnar/pretty_print.h"
 
 namespace quiver::duckdb_test {
 
@@ -553,6 +554,39 @@ std::vector<std::string> ExpectedColumn(const SourceData& d, const std::string& 
   if (name == "nul")
     return std::vector<std::string>(static_cast<size_t>(d.rows()), "null");
   return NestedExpected(d, name);
+}
+
+Result<std::unique_ptr<duckdb::Connection>> OpenConnection() {
+  QUIVER_ASSIGN_OR_RAISE(auto db, duckdb::Database::Open());
+  return duckdb::Connection::Open(std::move(db));
+}
+
+Result<std::unique_ptr<duckdb::Connection>> OpenWithTable(
+    const std::vector<RecordBatchPtr>& batches, const std::string& name) {
+  QUIVER_ASSIGN_OR_RAISE(auto conn, OpenConnection());
+  QUIVER_ASSIGN_OR_RAISE(auto table, Table::FromRecordBatches(batches));
+  QUIVER_RETURN_NOT_OK(conn->RegisterTable(name, std::move(table)));
+  return conn;
+}
+
+std::vector<std::string> FormatRows(const Table& table, int c) {
+  std::vector<std::string> out;
+  ForEachRow(table, [&](const std::vector<ArrayPtr>& columns, int64_t k) {
+    out.push_back(FormatValue(*columns[static_cast<size_t>(c)], k));
+  });
+  return out;
+}
+
+int64_t ForEachRow(const Table& table,
+                   const std::function<void(const std::vector<ArrayPtr>&, int64_t)>& fn) {
+  int64_t rows = 0;
+  for (const auto& batch : table.ToRecordBatches().ValueOrDie()) {
+    // column() makes a new Array each time: hold them while reading.
+    std::vector<ArrayPtr> columns;
+    for (int c = 0; c < batch->num_columns(); ++c) columns.push_back(batch->column(c));
+    for (int64_t k = 0; k < batch->num_rows(); ++k, ++rows) fn(columns, k);
+  }
+  return rows;
 }
 
 }  // namespace quiver::duckdb_test

@@ -10,6 +10,8 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -85,6 +87,20 @@ std::string CanonFloat(float v);
 // microseconds, dictionaries decoded).
 std::vector<std::string> ExpectedColumn(const SourceData& d, const std::string& name,
                                         bool duckdb);
+
+// A connection to a new in-memory DuckDB (the connection keeps it alive).
+Result<std::unique_ptr<duckdb::Connection>> OpenConnection();
+// The same, with `batches` (one schema) registered as the table `name`.
+Result<std::unique_ptr<duckdb::Connection>> OpenWithTable(
+    const std::vector<RecordBatchPtr>& batches, const std::string& name = "t");
+
+// Every row of column `c` of `table`, printed (FormatValue).
+std::vector<std::string> FormatRows(const Table& table, int c);
+
+// Calls fn(batch, k) for row k of every batch of `table`, in order; the
+// batch's columns are held by the caller for the call. Returns the rows seen.
+int64_t ForEachRow(const Table& table,
+                   const std::function<void(const std::vector<ArrayPtr>&, int64_t)>& fn);
 
 // A reader over the table's batches, for one registration.
 std::shared_ptr<RecordBatchReader> ReaderOf(const TablePtr& table);

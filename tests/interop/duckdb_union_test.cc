@@ -9,6 +9,7 @@
 
 #include "common/status_macros.h"
 #include "duckdb/connection.h"
+#include "duckdb_test_util.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/pretty_print.h"
 
@@ -46,59 +47,47 @@ TEST(DuckDBUnions, QuiverSparseUnionsReadAsTheSameValues) {
   // Whole: DuckDB 1.5 reads a sliced sparse union's children without the
   // union's offset (docs/c-data.md).
   const RecordBatchPtr& slice = batch;
-  ASSERT_OK_AND_ASSIGN(auto db, duckdb::Database::Open());
-  ASSERT_OK_AND_ASSIGN(auto conn, duckdb::Connection::Open(db));
-  ASSERT_OK(conn->RegisterTable("t", Table::FromRecordBatches({slice}).ValueOrDie()));
+  ASSERT_OK_AND_ASSIGN(auto conn, duckdb_test::OpenWithTable({slice}));
   // Member names and values as DuckDB sees them.
   ASSERT_OK_AND_ASSIGN(
       auto text,
       conn->QueryTable("SELECT i, union_tag(u)::VARCHAR AS tag, u::VARCHAR AS v "
                        "FROM t ORDER BY i"));
   ASSERT_EQ(text->num_rows(), slice->num_rows());
-  ASSERT_OK_AND_ASSIGN(auto rows, text->ToRecordBatches());
-  int64_t checked = 0;
-  for (const auto& r : rows) {
-    const ArrayPtr c0 = r->column(0), c1 = r->column(1), c2 = r->column(2);
-    const auto& ids = static_cast<const Int32Array&>(*c0);
-    const auto& tags = static_cast<const StringArray&>(*c1);
-    const auto& values = static_cast<const StringArray&>(*c2);
-    for (int64_t k = 0; k < r->num_rows(); ++k, ++checked) {
-      const int i = ids.Value(k);
-      // DuckDB takes a union whose member value is null as a NULL union.
-      ASSERT_EQ(values.IsNull(k), i % 7 == 3) << i;
-      if (values.IsNull(k)) continue;
-      ASSERT_EQ(tags.GetView(k), i % 2 == 0 ? "n" : "s") << i;
-      ASSERT_EQ(values.GetView(k),
-                i % 2 == 0 ? std::to_string(i * 3) : "s" + std::to_string(i))
-          << i;
-    }
-  }
+  const int64_t checked =
+      duckdb_test::ForEachRow(*text, [](const std::vector<ArrayPtr>& c, int64_t k) {
+        const int i = static_cast<const Int32Array&>(*c[0]).Value(k);
+        const auto& tags = static_cast<const StringArray&>(*c[1]);
+        const auto& values = static_cast<const StringArray&>(*c[2]);
+        // DuckDB takes a union whose member value is null as a NULL union.
+        EXPECT_EQ(values.IsNull(k), i % 7 == 3) << i;
+        if (values.IsNull(k)) return;
+        EXPECT_EQ(tags.GetView(k), i % 2 == 0 ? "n" : "s") << i;
+        EXPECT_EQ(values.GetView(k),
+                  i % 2 == 0 ? std::to_string(i * 3) : "s" + std::to_string(i))
+            << i;
+      });
   EXPECT_EQ(checked, slice->num_rows());
   // And back: DuckDB exports the UNION as the same sparse union.
   ASSERT_OK_AND_ASSIGN(auto back, conn->QueryTable("SELECT i, u FROM t ORDER BY i"));
   ASSERT_OK(back->ValidateFull());
   ASSERT_TRUE(back->schema()->field(1)->type()->Equals(*type))
       << back->schema()->field(1)->type()->ToString();
-  ASSERT_OK_AND_ASSIGN(auto back_rows, back->ToRecordBatches());
   const ArrayPtr original = slice->column(1);
-  int64_t row = 0;
-  for (const auto& r : back_rows) {
-    const ArrayPtr u = r->column(1);
-    for (int64_t k = 0; k < r->num_rows(); ++k, ++row) {
-      // A NULL union comes back as a null of the first member.
-      const std::string want = row % 7 == 3 ? "{n: null}" : FormatValue(*original, row);
-      EXPECT_EQ(FormatValue(*u, k), want) << row;
-    }
+  const auto got = duckdb_test::FormatRows(*back, 1);
+  ASSERT_EQ(static_cast<int64_t>(got.size()), slice->num_rows());
+  for (int64_t row = 0; row < slice->num_rows(); ++row) {
+    // A NULL union comes back as a null of the first member.
+    const std::string want = row % 7 == 3 ? "{n: null}" : FormatValue(*original, row);
+    EXPECT_EQ(got[static_cast<size_t>(row)], want) << row;
   }
-  EXPECT_EQ(row, slice->num_rows());
 }
 
 // DuckDB has no dense unions: registering one fails, naming the type.
 TEST(DuckDBUnions, DenseUnionsAreRefusedByDuckDB) {
   auto type = dense_union({field("n", int32()), field("s", utf8())});
   ASSERT_OK_AND_ASSIGN(auto batch, UnionBatch(type, 10));
-  ASSERT_OK_AND_ASSIGN(auto db, duckdb::Database::Open());
-  ASSERT_OK_AND_ASSIGN(auto conn, duckdb::Connection::Open(db));
+  ASSERT_OK_AND_ASSIGN(auto conn, duckdb_test::OpenConnection());
   Status st = conn->RegisterTable("t", Table::FromRecordBatches({batch}).ValueOrDie());
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("Union"), std::string::npos) << st.ToString();

@@ -10,6 +10,7 @@
 
 #include "common/status_macros.h"
 #include "duckdb/connection.h"
+#include "duckdb_test_util.h"
 #include "quiver/columnar/builder.h"
 
 namespace quiver {
@@ -53,36 +54,27 @@ TEST(DuckDBViews, QuiverViewsReadAsTheSameValues) {
                        RecordBatch::FromArrays({"i", "s", "b"}, {ia, sa, ba}));
   const int64_t from = 123;
   auto slice = batch->Slice(from, kRows - 2 * from);
-  ASSERT_OK_AND_ASSIGN(auto db, duckdb::Database::Open());
-  ASSERT_OK_AND_ASSIGN(auto conn, duckdb::Connection::Open(db));
-  ASSERT_OK(conn->RegisterTable("t", Table::FromRecordBatches({slice}).ValueOrDie()));
+  ASSERT_OK_AND_ASSIGN(auto conn, duckdb_test::OpenWithTable({slice}));
   ASSERT_OK_AND_ASSIGN(auto result,
                        conn->QueryTable("SELECT i, s, hex(b) AS b FROM t ORDER BY i"));
   ASSERT_EQ(result->num_rows(), slice->num_rows());
-  ASSERT_OK_AND_ASSIGN(auto rows, result->ToRecordBatches());
-  int64_t checked = 0;
-  for (const auto& r : rows) {
-    // column() makes a new Array each time: hold them while reading.
-    const ArrayPtr c0 = r->column(0), c1 = r->column(1), c2 = r->column(2);
-    const auto& ids = static_cast<const Int32Array&>(*c0);
-    const auto& texts = static_cast<const StringArray&>(*c1);
-    const auto& blobs = static_cast<const StringArray&>(*c2);
-    for (int64_t k = 0; k < r->num_rows(); ++k, ++checked) {
-      const int i = ids.Value(k);
-      ASSERT_EQ(texts.IsNull(k), i % 9 == 4) << i;
-      if (texts.IsNull(k)) continue;
-      ASSERT_EQ(texts.GetView(k), Value(i)) << i;
-      ASSERT_EQ(blobs.GetView(k),
-                Hex(std::string(1, static_cast<char>(i % 256)) + Value(i)))
-          << i;
-    }
-  }
+  const int64_t checked =
+      duckdb_test::ForEachRow(*result, [](const std::vector<ArrayPtr>& c, int64_t k) {
+        const int i = static_cast<const Int32Array&>(*c[0]).Value(k);
+        const auto& texts = static_cast<const StringArray&>(*c[1]);
+        const auto& blobs = static_cast<const StringArray&>(*c[2]);
+        EXPECT_EQ(texts.IsNull(k), i % 9 == 4) << i;
+        if (texts.IsNull(k)) return;
+        EXPECT_EQ(texts.GetView(k), Value(i)) << i;
+        EXPECT_EQ(blobs.GetView(k),
+                  Hex(std::string(1, static_cast<char>(i % 256)) + Value(i)))
+            << i;
+      });
   EXPECT_EQ(checked, slice->num_rows());
 }
 
 TEST(DuckDBViews, DuckDBStringViewsImportAsTheSameText) {
-  ASSERT_OK_AND_ASSIGN(auto db, duckdb::Database::Open());
-  ASSERT_OK_AND_ASSIGN(auto conn, duckdb::Connection::Open(db));
+  ASSERT_OK_AND_ASSIGN(auto conn, duckdb_test::OpenConnection());
   ASSERT_OK(conn->Execute("SET arrow_output_version = '1.4'"));
   ASSERT_OK(conn->Execute("SET produce_arrow_string_view = true"));
   const std::string sql =
@@ -92,20 +84,19 @@ TEST(DuckDBViews, DuckDBStringViewsImportAsTheSameText) {
   ASSERT_EQ(table->schema()->field(1)->type()->id(), TypeId::kStringView)
       << table->schema()->ToString();
   ASSERT_OK(table->ValidateFull());
-  ASSERT_OK_AND_ASSIGN(auto batches, table->ToRecordBatches());
   int64_t row = 0;
-  for (const auto& batch : batches) {
-    const ArrayPtr column = batch->column(1);
-    const auto& s = static_cast<const BinaryViewArray&>(*column);
-    for (int64_t k = 0; k < batch->num_rows(); ++k, ++row) {
-      ASSERT_EQ(s.IsNull(k), row % 11 == 5) << row;
-      if (s.IsNull(k)) continue;
-      ASSERT_EQ(s.GetView(k), "value " + std::to_string(row) +
-                                  std::string(static_cast<size_t>(row % 30), 'x'))
-          << row;
-    }
-  }
-  EXPECT_EQ(row, 20000);
+  const int64_t rows =
+      duckdb_test::ForEachRow(*table, [&](const std::vector<ArrayPtr>& c, int64_t k) {
+        const auto& s = static_cast<const BinaryViewArray&>(*c[1]);
+        EXPECT_EQ(s.IsNull(k), row % 11 == 5) << row;
+        if (!s.IsNull(k)) {
+          EXPECT_EQ(s.GetView(k), "value " + std::to_string(row) +
+                                      std::string(static_cast<size_t>(row % 30), 'x'))
+              << row;
+        }
+        ++row;
+      });
+  EXPECT_EQ(rows, 20000);
 }
 
 }  // namespace

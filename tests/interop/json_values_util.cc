@@ -102,6 +102,8 @@ std::string CanonicalTypeString(const DataType& type) {
       return "list_view<" + FieldList(type.fields()) + ">";
     case TypeId::kLargeListView:
       return "large_list_view<" + FieldList(type.fields()) + ">";
+    case TypeId::kRunEndEncoded:
+      return "run_end_encoded<" + FieldList(type.fields()) + ">";
     case TypeId::kFixedSizeList:
       return "fixed_size_list<" + FieldList(type.fields()) + ">[" +
              std::to_string(type.list_size()) + "]";

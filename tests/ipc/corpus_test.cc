@@ -81,6 +81,11 @@ std::vector<Seed> Seeds() {
       large_list_view(int32()),
       list(list_view(dictionary(int8(), utf8()))),
   };
+  const std::vector<TypePtr> run_end_encoded_types = {
+      run_end_encoded(int32(), utf8()),
+      run_end_encoded(int16(), dictionary(int8(), utf8())),
+      list(run_end_encoded(int64(), struct_({field("a", int16())}))),
+  };
   // 8-byte alignment keeps the seeds small: less padding for the fuzzer to
   // wade through.
   IpcWriteOptions plain;
@@ -108,6 +113,8 @@ std::vector<Seed> Seeds() {
        plain},
       {"stream_dense_union.arrows", Batches(dense_unions, 10), IpcFormat::kStream, plain},
       {"stream_list_view.arrows", Batches(list_views, 11), IpcFormat::kStream, plain},
+      {"stream_run_end_encoded.arrows", Batches(run_end_encoded_types, 12),
+       IpcFormat::kStream, plain},
   };
 }
 

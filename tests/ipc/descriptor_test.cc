@@ -171,6 +171,12 @@ class Sampler {
         QUIVER_RETURN_NOT_OK(static_cast<UnionBuilder*>(b)->Append(t.type_codes()[k]));
         return Children(b, t, k, 1, nulls);
       }
+      case TypeId::kRunEndEncoded: {  // half the slots extend the run before
+        auto* rb = static_cast<RunEndEncodedBuilder*>(b);
+        if (rb->length() > 0 && Below(2) == 0) return rb->ExtendRun();
+        QUIVER_RETURN_NOT_OK(rb->Append());
+        return Append(rb->value_builder(), *t.value_type(), nulls);
+      }
       default:
         return Status::NotImplemented("sample of ", t.ToString());
     }

@@ -103,6 +103,12 @@ Status AppendNested(ArrayBuilder* b, const DataType& type, std::mt19937& rng,
       QUIVER_RETURN_NOT_OK(static_cast<UnionBuilder*>(b)->Append(type.type_codes()[k]));
       return AppendChildren(b, type, rng, null_percent, k, 1);
     }
+    case TypeId::kRunEndEncoded: {  // half the slots extend the run before
+      auto* rb = static_cast<RunEndEncodedBuilder*>(b);
+      if (rb->length() > 0 && Within(rng, 2) == 0) return rb->ExtendRun();
+      QUIVER_RETURN_NOT_OK(rb->Append());
+      return AppendRandom(rb->value_builder(), *type.value_type(), rng, null_percent);
+    }
     default:
       return Status::NotImplemented("random values of ", type.ToString());
   }

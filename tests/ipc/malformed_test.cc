@@ -153,8 +153,6 @@ TEST(Malformed, UnsupportedTypesAreNamed) {
     const char* name;
   };
   const std::vector<Case> cases = {
-      {fb::Type::RunEndEncoded, [](FBB& f) { return fb::CreateRunEndEncoded(f).Union(); },
-       true, "run-end encoded"},
       {static_cast<fb::Type>(27), [](FBB& f) { return fb::CreateNull(f).Union(); }, false,
        "unknown type id 27"},
   };
@@ -670,6 +668,80 @@ TEST(Malformed, ListViewBuffers) {
     return fb::CreateLargeListView(f).Union();
   }))});
   EXPECT_TRUE(FailsWith(ReadError(childless), kInvalid, {"field 'f'", "0 children"}));
+}
+
+// Run-end encoded: a field node with no buffers and no nulls, then the run
+// ends and the values; two children of which the first is int16, int32 or
+// int64; run ends that pair with the values, hold no nulls and reach the
+// length (increasing: full validation).
+TEST(Malformed, RunEndEncoded) {
+  auto s = schema({field("r", run_end_encoded(int32(), int32()))});
+  auto batch = [&](int64_t length, const std::vector<int32_t>& ends,
+                   int64_t ree_nulls = 0, int64_t ends_nulls = 0,
+                   const std::string& validity = "") {
+    const auto runs = static_cast<int64_t>(ends.size());
+    std::vector<int32_t> values;
+    for (int64_t k = 0; k < runs; ++k) values.push_back(static_cast<int32_t>(10 * k));
+    const int64_t bitmap = static_cast<int64_t>(validity.size());
+    const int64_t at = (bitmap + 7) / 8 * 8;
+    return Stream(
+        {EncodedSchemaFrame(s),
+         BatchFrame(Md(length, {{length, ree_nulls}, {runs, ends_nulls}, {runs, 0}},
+                       {{0, bitmap},
+                        {at, 4 * runs},
+                        {at + 8 * runs, 0},
+                        {at + 8 * runs, 4 * runs}},
+                       at + 16 * runs),
+                    validity + std::string(static_cast<size_t>(at - bitmap), '\0') +
+                        std::string(reinterpret_cast<const char*>(ends.data()),
+                                    4 * ends.size()) +
+                        std::string(static_cast<size_t>(4 * runs), '\0') +
+                        std::string(reinterpret_cast<const char*>(values.data()),
+                                    4 * values.size()) +
+                        std::string(static_cast<size_t>(4 * runs), '\0'))});
+  };
+  // [0, 0, 10, 10, 10]
+  ASSERT_OK_AND_ASSIGN(auto batches, ReadBatches(batch(5, {2, 5})));
+  ASSERT_EQ(batches.size(), 1u);
+  Int32Builder ends;
+  Int32Builder values;
+  for (int32_t v : {2, 5}) ASSERT_OK(ends.Append(v));
+  for (int32_t v : {0, 10}) ASSERT_OK(values.Append(v));
+  ASSERT_OK_AND_ASSIGN(auto expected,
+                       RunEndEncodedArray::Make(5, ends.Finish().ValueOrDie(),
+                                                values.Finish().ValueOrDie()));
+  EXPECT_TRUE(batches[0]->column(0)->Equals(*expected));
+  EXPECT_TRUE(FailsWith(ReadError(batch(5, {2, 5}, /*ree_nulls=*/1)), kInvalid,
+                        {"run-end encoded field node with null_count 1"}));
+  EXPECT_TRUE(FailsWith(ReadError(batch(6, {2, 5})), kInvalid,
+                        {"the last run end 5 is less than offset 0 + length 6"}));
+  EXPECT_TRUE(
+      FailsWith(ReadError(batch(5, {2, 5}, 0, /*ends_nulls=*/1, std::string(1, '\x02'))),
+                kInvalid, {"run ends must not be null"}));
+  EXPECT_TRUE(FailsWith(ReadError(batch(5, {0, 5})), kInvalid,
+                        {"run end 0 is 0, must be positive"}));
+  IpcReadOptions full;
+  full.validate_full = true;
+  EXPECT_TRUE(FailsWith(ReadError(batch(5, {4, 3, 5}), full), kInvalid,
+                        {"run end 1 (3) is not greater than run end 0 (4)"}));
+  // The schema: two children, run ends of int16, int32 or int64.
+  auto one_child = Stream({SchemaFrame(FieldOf(
+      fb::Type::RunEndEncoded, [](FBB& f) { return fb::CreateRunEndEncoded(f).Union(); },
+      /*with_child=*/true))});
+  EXPECT_TRUE(
+      FailsWith(ReadError(one_child), kInvalid,
+                {"field 'f'", "RunEndEncoded type with 1 children (expected 2)"}));
+  auto int8_ends = Stream({SchemaFrame([](FBB& fbb) {
+    std::vector<Offset<fb::Field>> kids = {
+        fb::CreateFieldDirect(fbb, "run_ends", false, fb::Type::Int,
+                              fb::CreateInt(fbb, 8, true).Union()),
+        fb::CreateFieldDirect(fbb, "values", true, fb::Type::Int,
+                              fb::CreateInt(fbb, 32, true).Union())};
+    return fb::CreateFieldDirect(fbb, "f", true, fb::Type::RunEndEncoded,
+                                 fb::CreateRunEndEncoded(fbb).Union(), 0, &kids);
+  })});
+  EXPECT_TRUE(FailsWith(ReadError(int8_ends), kInvalid,
+                        {"field 'f'", "run ends must be int16, int32 or int64"}));
 }
 
 }  // namespace

@@ -384,6 +384,43 @@ class UnionArray : public Array {
       const std::vector<ArrayPtr>& children, TypePtr type = nullptr);
 };
 
+// run_end_encoded<run_ends: R, values: V>. Child 0: the run ends (int16,
+// int32 or int64, increasing; run k covers the logical positions from run
+// end k-1 (0 for the first) up to run end k), child 1: one value per run.
+// No buffers of its own: slot 0 (validity) is always null and null_count 0;
+// slot i is null when its run's value is. Slot i of a slice is position
+// offset() + i of the runs: run ends count from the children's start.
+class RunEndEncodedArray : public Array {
+ public:
+  explicit RunEndEncodedArray(ArrayDataPtr data);
+  // The children whole (not sliced by the array's offset).
+  const ArrayPtr& run_ends() const { return run_ends_; }
+  const ArrayPtr& values() const { return values_; }
+  // Run end k (of run_ends()) as int64.
+  int64_t run_end(int64_t k) const;
+  // The index into values() of slot i (0 <= i < length()): the first run
+  // whose end lies beyond offset() + i, found by binary search.
+  int64_t FindPhysicalIndex(int64_t i) const;
+  // The runs the array's slots [0, length()) lie in: from
+  // FindPhysicalOffset(), FindPhysicalLength() of them (0 when empty).
+  int64_t FindPhysicalOffset() const;
+  int64_t FindPhysicalLength() const;
+  // Slot i is null when the value of its run is.
+  bool IsNullValue(int64_t i) const { return values_->IsNull(FindPhysicalIndex(i)); }
+
+  // `length` slots over `run_ends` (int16, int32 or int64) and `values`
+  // (one per run), starting at logical position `offset` of the runs.
+  // Checked in full (ValidateFull).
+  static Result<std::shared_ptr<RunEndEncodedArray>> Make(int64_t length,
+                                                          const ArrayPtr& run_ends,
+                                                          const ArrayPtr& values,
+                                                          int64_t offset = 0);
+
+ private:
+  ArrayPtr run_ends_;
+  ArrayPtr values_;
+};
+
 class DictionaryArray : public Array {
  public:
   explicit DictionaryArray(ArrayDataPtr data);

@@ -305,30 +305,45 @@ class LargeStringBuilder : public BaseBinaryBuilder<int64_t> {
       : BaseBinaryBuilder(large_utf8(), pool) {}
 };
 
+// What list and list-view builders share: one child, and per slot the
+// offset where the child stood when the slot was appended. Append() opens a
+// slot at the end of the values appended so far to value_builder().
+template <typename OffsetType>
+class BaseOffsetListBuilder : public ArrayBuilder {
+ public:
+  Status Append(bool is_valid = true);
+  Status AppendNulls(int64_t n) override;
+  Status AppendEmptyValues(int64_t n) override;
+  ArrayBuilder* value_builder() const { return children_[0].get(); }
+  void Reset() override;
+
+ protected:
+  // `extra_offsets`: offsets kept beyond one per slot (a list's closing one).
+  BaseOffsetListBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder,
+                        TypePtr type, TypeId expected, const char* kind,
+                        int64_t extra_offsets);
+  Status Resize(int64_t capacity) override;
+  Status AppendNextOffset();
+  TypedBufferBuilder<OffsetType> offsets_;
+
+ private:
+  int64_t extra_offsets_;
+};
+
 // list<T> and large_list<T>: Append() opens a list; then append its
 // elements to value_builder().
 template <typename OffsetType>
-class BaseListBuilder : public ArrayBuilder {
+class BaseListBuilder : public BaseOffsetListBuilder<OffsetType> {
  public:
   // `type` defaults to list/large_list of value_builder's type.
   BaseListBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder,
                   TypePtr type = nullptr);
-  Status Append(bool is_valid = true);
-  Status AppendNulls(int64_t n) override;
-  Status AppendEmptyValues(int64_t n) override;
   // Appends n lists given by n offsets into values already appended to
   // value_builder() (offsets[i] is where list i starts; the last list ends at
   // value_builder()->length()).
   Status AppendValues(const OffsetType* offsets, int64_t n,
                       const uint8_t* valid_bytes = nullptr);
-  ArrayBuilder* value_builder() const { return children_[0].get(); }
   Status FinishInternal(ArrayDataPtr* out) override;
-  void Reset() override;
-
- protected:
-  Status Resize(int64_t capacity) override;
-  Status AppendNextOffset();
-  TypedBufferBuilder<OffsetType> offsets_;
 };
 
 class ListBuilder : public BaseListBuilder<int32_t> {
@@ -344,22 +359,12 @@ class LargeListBuilder : public BaseListBuilder<int64_t> {
 // values appended so far to value_builder(); it ends where the next one
 // starts (views in order: Make builds any other shape).
 template <typename OffsetType>
-class BaseListViewBuilder : public ArrayBuilder {
+class BaseListViewBuilder : public BaseOffsetListBuilder<OffsetType> {
  public:
   // `type` defaults to list_view/large_list_view of value_builder's type.
   BaseListViewBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder,
                       TypePtr type = nullptr);
-  Status Append(bool is_valid = true);
-  Status AppendNulls(int64_t n) override;
-  Status AppendEmptyValues(int64_t n) override;
-  ArrayBuilder* value_builder() const { return children_[0].get(); }
   Status FinishInternal(ArrayDataPtr* out) override;
-  void Reset() override;
-
- protected:
-  Status Resize(int64_t capacity) override;
-  Status AppendStart();
-  TypedBufferBuilder<OffsetType> offsets_;
 };
 
 class ListViewBuilder : public BaseListViewBuilder<int32_t> {
@@ -457,6 +462,28 @@ class UnionBuilder : public ArrayBuilder {
   Status AppendSlots(int64_t n, bool null);
   BufferBuilder codes_;
   BufferBuilder offsets_;  // dense
+};
+
+// run_end_encoded<run_ends: R, values: V>: Append(n) opens a run of n
+// slots; then append its one value to value_builder(). AppendNulls(n) and
+// AppendEmptyValues(n) add a run of n slots with that value themselves.
+// Every call makes one run (runs are not merged); ExtendRun(n) adds n slots
+// to the last run instead.
+class RunEndEncodedBuilder : public ArrayBuilder {
+ public:
+  // `type` defaults to run_end_encoded(run_end_type, value_builder's type).
+  RunEndEncodedBuilder(MemoryPool* pool, std::shared_ptr<ArrayBuilder> value_builder,
+                       TypePtr run_end_type, TypePtr type = nullptr);
+  Status Append(int64_t run_length = 1);
+  Status ExtendRun(int64_t n = 1);
+  Status AppendNulls(int64_t n) override;
+  Status AppendEmptyValues(int64_t n) override;
+  ArrayBuilder* value_builder() const { return children_[0].get(); }
+  Status FinishInternal(ArrayDataPtr* out) override;
+  void Reset() override;
+
+ private:
+  std::vector<int64_t> run_ends_;
 };
 
 // dictionary<values=V, indices=I>: appends values, storing each distinct

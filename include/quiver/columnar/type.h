@@ -66,6 +66,12 @@ enum class TypeId : int8_t {
   // the child's length. ArrayData buffers: validity, offsets, sizes.
   kListView,
   kLargeListView,
+  // Run-end encoded: two children, "run_ends" (int16, int32 or int64, no
+  // nulls, positive and strictly increasing: the logical index where each
+  // run ends) and "values" (one value per run, any type). No buffers of its
+  // own: ArrayData keeps slot 0 (validity) always null and null_count 0 (its
+  // nulls are null values).
+  kRunEndEncoded,
 };
 
 enum class TimeUnit : int8_t { kSecond, kMilli, kMicro, kNano };
@@ -133,9 +139,11 @@ class DataType {
   int num_fields() const { return static_cast<int>(children_.size()); }
   const FieldPtr& field(int i) const { return children_[i]; }
   // List-like: the value field / its type. Dictionary: the value type.
+  // Run-end encoded: the "values" field / its type.
   const FieldPtr& value_field() const;
   const TypePtr& value_type() const;
   const TypePtr& index_type() const { return index_type_; }  // dictionary
+  const TypePtr& run_end_type() const;                       // run-end encoded
   bool ordered() const { return flag_; }                     // dictionary
   bool keys_sorted() const { return flag_; }                 // map
   const TypePtr& key_type() const;                           // map
@@ -317,6 +325,10 @@ Result<TypePtr> MapFromEntries(FieldPtr entries_field, bool keys_sorted);
 Result<TypePtr> MakeDictionary(TypePtr index_type, TypePtr value_type,
                                bool ordered = false);
 TypePtr dictionary(TypePtr index_type, TypePtr value_type, bool ordered = false);
+// Run-end encoded `value_type` with run ends of `run_end_type` (int16, int32
+// or int64): children "run_ends" (not nullable) and "values" (nullable).
+Result<TypePtr> MakeRunEndEncoded(TypePtr run_end_type, TypePtr value_type);
+TypePtr run_end_encoded(TypePtr run_end_type, TypePtr value_type);  // aborts if invalid
 // Unions of `fields`, `type_codes[k]` the code of field k: distinct codes in
 // [0, 127], at most 128 children. Empty `type_codes` means 0, 1, 2, ...
 constexpr int kMaxUnionTypeCode = 127;
@@ -343,6 +355,7 @@ bool IsNested(TypeId id);        // has child arrays (unions included)
 bool IsBinaryView(TypeId id);    // binary_view, string_view
 bool IsUnion(TypeId id);         // sparse_union, dense_union
 bool IsListView(TypeId id);      // list_view, large_list_view
+bool IsRunEndType(TypeId id);    // int16, int32, int64: the run end types
 
 // Number of buffers in the Arrow layout of a type (validity included; null
 // has 0), as counted by IPC and the C Data Interface. For views, the fixed
@@ -350,7 +363,8 @@ bool IsListView(TypeId id);      // list_view, large_list_view
 // have no validity buffer in either (sparse 1: type ids; dense 2: type ids,
 // offsets); in ArrayData they keep slot 0 for it, always null, so a union's
 // ArrayData has LayoutBufferCount + 1 buffers. List views have 3
-// (validity, offsets, sizes).
+// (validity, offsets, sizes). Run-end encoded arrays have 0 (their ArrayData
+// keeps the null slot 0 as unions do).
 int LayoutBufferCount(TypeId id);
 
 // ---- Compile-time tags for templated arrays and builders ----

@@ -33,10 +33,8 @@ struct FormatSpec {
   std::vector<int8_t> type_codes;  // +us:I,J,... / +ud:I,J,...
 };
 
-// Parses a format string. Invalid for malformed strings, NotImplemented for
-// well-formed strings of types Quiver does not have (list views, run-end
-// encoded). The message
-// names the format string.
+// Parses a format string. Invalid for malformed strings (every type of the
+// format has a Quiver type). The message names the format string.
 Result<FormatSpec> ParseFormat(std::string_view format);
 
 // The leaf type a FormatSpec describes (not for nested ids).

@@ -159,7 +159,8 @@ Status FillArray(const ArrayDataPtr& data, ArrowArray* out, int depth);
 // add their data buffers and, last, the buffer of the data buffers' sizes.
 void CollectBuffers(const ArrayData& d, std::vector<const void*>* out,
                     std::vector<int64_t>* variadic_sizes) {
-  if (d.type->id() == TypeId::kNull) return;
+  // The null type and run-end encoded arrays have no buffers.
+  if (d.type->id() == TypeId::kNull || d.type->id() == TypeId::kRunEndEncoded) return;
   if (IsUnion(d.type->id())) {  // no validity buffer: type ids (and offsets)
     for (int i = 1; i <= LayoutBufferCount(d.type->id()); ++i) {
       const Buffer* b =

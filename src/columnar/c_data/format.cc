@@ -29,11 +29,6 @@ Status BadFormat(std::string_view format, std::string_view why) {
   return Status::Invalid("invalid format string ", QuoteForMessage(format), ": ", why);
 }
 
-Status Unsupported(std::string_view format, std::string_view what) {
-  return Status::NotImplemented("format string ", QuoteForMessage(format), " (", what,
-                                ") is not supported by Quiver");
-}
-
 // A whole decimal integer (optionally negative) in [min, max].
 bool ParseInt(std::string_view text, int64_t min, int64_t max, int32_t* out) {
   if (text.empty()) return false;
@@ -221,9 +216,10 @@ Result<FormatSpec> ParseUnion(std::string_view f) {
 
 Result<FormatSpec> ParseNested(std::string_view f) {
   static const std::pair<const char*, TypeId> kNested[] = {
-      {"+l", TypeId::kList},      {"+L", TypeId::kLargeList},
-      {"+vl", TypeId::kListView}, {"+vL", TypeId::kLargeListView},
-      {"+s", TypeId::kStruct},    {"+m", TypeId::kMap},
+      {"+l", TypeId::kList},          {"+L", TypeId::kLargeList},
+      {"+vl", TypeId::kListView},     {"+vL", TypeId::kLargeListView},
+      {"+s", TypeId::kStruct},        {"+m", TypeId::kMap},
+      {"+r", TypeId::kRunEndEncoded},
   };
   for (const auto& [format, id] : kNested) {
     if (f == format) {
@@ -234,7 +230,6 @@ Result<FormatSpec> ParseNested(std::string_view f) {
   }
   if (f.starts_with("+w:")) return ParseFixedSize(f, 3, TypeId::kFixedSizeList);
   if (f.starts_with("+ud:") || f.starts_with("+us:")) return ParseUnion(f);
-  if (f == "+r") return Unsupported(f, "run-end encoded");
   return BadFormat(f, "unknown nested type");
 }
 
@@ -296,6 +291,8 @@ Result<std::string> FormatOf(const DataType& type) {
       return std::string("+vl");
     case TypeId::kLargeListView:
       return std::string("+vL");
+    case TypeId::kRunEndEncoded:
+      return std::string("+r");
     case TypeId::kFixedSizeList:
       return "+w:" + std::to_string(type.list_size());
     case TypeId::kStruct:

@@ -183,6 +183,17 @@ Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
     return Status::OK();
   }
   if (IsUnion(type.id())) return ImportUnion(a, d, what);
+  if (type.id() == TypeId::kRunEndEncoded) {  // no buffers: the children hold all
+    if (a.null_count > 0) {
+      return Status::Invalid(what, " of type ", type.ToString(), " has null_count ",
+                             a.null_count,
+                             ": a run-end encoded array has no nulls of its own (its "
+                             "values have them)");
+    }
+    d->null_count = 0;
+    d->buffers.assign(1, nullptr);
+    return Status::OK();
+  }
   d->buffers.resize(static_cast<size_t>(a.n_buffers));
   QUIVER_RETURN_NOT_OK(ImportValidity(a, d, what));
   const int64_t end = a.offset + a.length;

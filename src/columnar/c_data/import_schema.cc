@@ -46,6 +46,8 @@ int64_t ExpectedChildren(TypeId id) {
     case TypeId::kFixedSizeList:
     case TypeId::kMap:
       return 1;
+    case TypeId::kRunEndEncoded:
+      return 2;
     case TypeId::kStruct:
     case TypeId::kSparseUnion:  // as many as type codes: checked by the type
     case TypeId::kDenseUnion:
@@ -83,6 +85,11 @@ Result<TypePtr> NestedType(const FormatSpec& spec, const ArrowSchema* s,
       return list_view(children[0]);
     case TypeId::kLargeListView:
       return large_list_view(children[0]);
+    case TypeId::kRunEndEncoded: {  // children "run_ends" and "values"
+      auto type = MakeRunEndEncoded(children[0]->type(), children[1]->type());
+      if (!type.ok()) return Status::Invalid(type.status().message());
+      return type;
+    }
     case TypeId::kFixedSizeList:
       return MakeFixedSizeList(children[0], spec.size);
     case TypeId::kStruct:

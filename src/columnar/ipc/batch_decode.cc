@@ -128,6 +128,7 @@ class ArrayLoader {
       return Status::OK();
     }
     if (IsUnion(id)) return LoadUnion(node, path, depth, out);
+    if (id == TypeId::kRunEndEncoded) return LoadRunEndEncoded(node, path, depth, out);
     QUIVER_ASSIGN_OR_RAISE(auto validity, LoadValidity(node));
     out->buffers.push_back(std::move(validity));
     if (out->buffers[0] == nullptr) out->null_count = 0;
@@ -349,6 +350,21 @@ class ArrayLoader {
       }
     }
     return Status::OK();
+  }
+
+  // No buffers: the run ends child, then the values child (validation
+  // checks that they agree and that the runs cover the node's length).
+  Status LoadRunEndEncoded(const FieldNode& node, std::vector<int>* path, int depth,
+                           ArrayData* out) {
+    if (node.null_count != 0) {
+      return Status::Invalid("a run-end encoded field node with null_count ",
+                             node.null_count,
+                             " (it has no nulls of its own: they are its values')");
+    }
+    out->buffers.push_back(nullptr);
+    out->null_count = 0;
+    QUIVER_RETURN_NOT_OK(LoadChild(0, path, depth, out).status());
+    return LoadChild(1, path, depth, out).status();
   }
 
   Result<ArrayDataPtr> LoadChild(int i, std::vector<int>* path, int depth,

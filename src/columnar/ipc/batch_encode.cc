@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "columnar/ipc/compression.h"
+#include "columnar/run_end_util.h"
 #include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/message.h"
 
@@ -41,6 +42,7 @@ class PayloadAssembler {
       return Status::OK();
     }
     if (IsUnion(id)) return VisitUnion(a, depth);
+    if (id == TypeId::kRunEndEncoded) return VisitRunEndEncoded(a, depth);
     const int64_t null_count = a.GetNullCount();
     AddNode(a.length, null_count);
     if (null_count == 0) {
@@ -185,6 +187,19 @@ class PayloadAssembler {
   // Unions (V5): no validity buffer; the type codes of the slice; dense: its
   // offsets as they are, with every child whole (the offsets index it);
   // sparse: the children sliced like a struct's.
+  // No buffers and no nulls of its own; a slice is sent as the runs its
+  // slots use, their ends counted from its first slot (a field node has no
+  // offset), the values they name sliced zero-copy.
+  Status VisitRunEndEncoded(const ArrayData& a, int depth) {
+    QUIVER_RETURN_NOT_OK(Child(a, 0).status());
+    QUIVER_RETURN_NOT_OK(Child(a, 1).status());
+    AddNode(a.length, 0);
+    QUIVER_ASSIGN_OR_RAISE(auto whole,
+                           run_end::Unslice(std::make_shared<ArrayData>(a), pool_));
+    QUIVER_RETURN_NOT_OK(Visit(*whole->child_data[0], depth + 1));
+    return Visit(*whole->child_data[1], depth + 1);
+  }
+
   Status VisitUnion(const ArrayData& a, int depth) {
     AddNode(a.length, 0);
     QUIVER_RETURN_NOT_OK(AddValues(a, 1, 1, "type ids"));

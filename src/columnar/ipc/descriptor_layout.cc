@@ -42,6 +42,13 @@ Status AddToLayout(const DataType& type, const std::string* name, int parent, in
     }
     return Status::OK();
   }
+  if (id == TypeId::kRunEndEncoded) {  // no buffers: run ends, values
+    for (const FieldPtr& child : type.fields()) {
+      QUIVER_RETURN_NOT_OK(
+          AddToLayout(*child->type(), &child->name(), node, depth + 1, shape, out));
+    }
+    return Status::OK();
+  }
   out->buffers.push_back(LayoutBuffer{node, Role::kValidity});
   if (IsBinaryView(id)) {
     const auto& counts = shape->md->variadic_buffer_counts;

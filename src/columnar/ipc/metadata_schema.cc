@@ -127,6 +127,8 @@ Result<std::pair<fb::Type, Offset<void>>> TypeToFlatbuffer(FlatBufferBuilder& fb
       return std::make_pair(T::ListView, fb::CreateListView(fbb).Union());
     case TypeId::kLargeListView:
       return std::make_pair(T::LargeListView, fb::CreateLargeListView(fbb).Union());
+    case TypeId::kRunEndEncoded:
+      return std::make_pair(T::RunEndEncoded, fb::CreateRunEndEncoded(fbb).Union());
     case TypeId::kFixedSizeList:
       return std::make_pair(T::FixedSizeList,
                             fb::CreateFixedSizeList(fbb, type.list_size()).Union());
@@ -425,8 +427,12 @@ Result<TypePtr> TypeFromFlatbuffer(const fb::Field* field, const FieldVector& ch
       return MapFromFlatbuffer(field->type_as_Map(), children);
     case fb::Type::Union:
       return UnionFromFlatbuffer(field->type_as_Union(), children);
-    case fb::Type::RunEndEncoded:
-      return Status::NotImplemented("run-end encoded type is not supported");
+    case fb::Type::RunEndEncoded: {  // children "run_ends" and "values"
+      QUIVER_RETURN_NOT_OK(NeedChildren(t, children, 2));
+      auto type = MakeRunEndEncoded(children[0]->type(), children[1]->type());
+      if (!type.ok()) return Status::Invalid(type.status().message());
+      return type;
+    }
     case fb::Type::ListView:
       QUIVER_RETURN_NOT_OK(NeedChildren(t, children, 1));
       return list_view(children[0]);
