@@ -3,12 +3,15 @@
 // Buffers are referenced, not copied, wherever the format allows: only
 // bitmaps of arrays sliced at a bit offset that is not a multiple of 8,
 // offsets of sliced variable-size arrays (which must start at 0 on the wire)
-// and compressed buffers are new memory.
+// and compressed buffers are new memory. Arrays of a big-endian schema (kept
+// so by a reader) are written as they are; only their offsets are read, and
+// re-based ones written, big-endian.
 
 #include <cstring>
 #include <limits>
 
 #include "columnar/ipc/compression.h"
+#include "columnar/ipc/endian_swap.h"
 #include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/message.h"
 
@@ -25,10 +28,12 @@ std::shared_ptr<Buffer> ZeroOffsets() {
 
 class PayloadAssembler {
  public:
-  PayloadAssembler(const IpcWriteOptions& options, BatchPayload* out)
+  PayloadAssembler(const IpcWriteOptions& options, BatchPayload* out,
+                   Endianness endianness)
       : options_(options),
         pool_(options.pool ? options.pool : default_memory_pool()),
-        out_(out) {}
+        out_(out),
+        big_endian_(endianness == Endianness::kBig) {}
 
   Status Visit(const ArrayData& a, int depth) {
     if (depth > options_.max_nesting_depth) {
@@ -234,8 +239,12 @@ class PayloadAssembler {
                              " and length ", a.length);
     }
     const O* src = buf->data_as<O>() + a.offset;
-    *first = src[0];
-    *last = src[a.length];
+    auto at = [&](int64_t i) -> O {
+      if (!big_endian_) return src[i];
+      return internal::LoadBigEndian<O>(reinterpret_cast<const uint8_t*>(src + i));
+    };
+    *first = at(0);
+    *last = at(a.length);
     if (*first < 0 || *last < *first) {
       return Status::Invalid("array of ", a.type->ToString(), ": offsets run from ",
                              *first, " to ", *last);
@@ -248,7 +257,18 @@ class PayloadAssembler {
     QUIVER_ASSIGN_OR_RAISE(auto rebased,
                            AllocateResizableBuffer(count * sizeof(O), pool_));
     O* dst = rebased->mutable_data_as<O>();
-    for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<O>(src[i] - src[0]);
+    for (int64_t i = 0; i < count; ++i) {
+      const O v = static_cast<O>(at(i) - *first);
+      if (!big_endian_) {
+        dst[i] = v;
+        continue;
+      }
+      using U = std::make_unsigned_t<O>;
+      U u = static_cast<U>(v);
+      if constexpr (sizeof(U) == 4) u = __builtin_bswap32(u);
+      if constexpr (sizeof(U) == 8) u = __builtin_bswap64(u);
+      std::memcpy(dst + i, &u, sizeof(u));
+    }
     rebased->ZeroPadding();
     AddBuffer(std::move(rebased));
     return Status::OK();
@@ -281,6 +301,7 @@ class PayloadAssembler {
   const IpcWriteOptions& options_;
   MemoryPool* pool_;
   BatchPayload* out_;
+  bool big_endian_;
 };
 
 Status CheckOptions(const IpcWriteOptions& options) {
@@ -297,7 +318,7 @@ Result<BatchPayload> AssembleRecordBatch(const RecordBatch& batch,
                                          const IpcWriteOptions& options) {
   QUIVER_RETURN_NOT_OK(CheckOptions(options));
   BatchPayload out;
-  PayloadAssembler assembler(options, &out);
+  PayloadAssembler assembler(options, &out, batch.schema()->endianness());
   for (int i = 0; i < batch.num_columns(); ++i) {
     const ArrayDataPtr& column = batch.column_data(i);
     if (column == nullptr || column->length != batch.num_rows()) {
@@ -313,11 +334,12 @@ Result<BatchPayload> AssembleRecordBatch(const RecordBatch& batch,
 }
 
 Result<BatchPayload> AssembleDictionary(const ArrayDataPtr& values,
-                                        const IpcWriteOptions& options) {
+                                        const IpcWriteOptions& options,
+                                        Endianness endianness) {
   QUIVER_RETURN_NOT_OK(CheckOptions(options));
   if (values == nullptr) return Status::Invalid("null dictionary values");
   BatchPayload out;
-  PayloadAssembler assembler(options, &out);
+  PayloadAssembler assembler(options, &out, endianness);
   QUIVER_RETURN_NOT_OK(assembler.Visit(*values, 0));
   QUIVER_RETURN_NOT_OK(assembler.Finish(values->length));
   return out;
@@ -335,7 +357,8 @@ Result<EncodedBatch> EncodeRecordBatchMessage(const RecordBatch& batch,
 Result<EncodedBatch> EncodeDictionaryMessage(const DictionaryWriteTracker::Send& send,
                                              const IpcWriteOptions& options) {
   EncodedBatch out;
-  QUIVER_ASSIGN_OR_RAISE(out.payload, AssembleDictionary(send.values, options));
+  QUIVER_ASSIGN_OR_RAISE(out.payload,
+                         AssembleDictionary(send.values, options, send.endianness));
   QUIVER_ASSIGN_OR_RAISE(
       out.metadata,
       EncodeDictionaryBatch(send.id, send.is_delta, out.payload.metadata, options.pool));
