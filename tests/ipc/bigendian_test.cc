@@ -45,9 +45,10 @@ struct Twins {
   std::shared_ptr<Buffer> little, big;
 };
 
-Twins Write(const std::vector<RecordBatchPtr>& batches, IpcFormat format) {
+Twins Write(const std::vector<RecordBatchPtr>& batches, IpcFormat format,
+            const IpcWriteOptions& options = Aligned8()) {
   Twins t;
-  t.little = WriteBatches(batches, format, Aligned8()).ValueOrDie();
+  t.little = WriteBatches(batches, format, options).ValueOrDie();
   auto big = BigEndianTwin(t.little, format);
   EXPECT_TRUE(big.ok()) << big.status().ToString();
   t.big = ExactCopy((*big)->data(), (*big)->size());
@@ -57,8 +58,9 @@ Twins Write(const std::vector<RecordBatchPtr>& batches, IpcFormat format) {
 // Reads the big-endian twin (converted) and checks every batch against
 // `expected` and against what the little-endian bytes read as.
 void ExpectTwinReadsEqual(const std::vector<RecordBatchPtr>& batches, IpcFormat format,
-                          bool compare_with_originals = true) {
-  Twins t = Write(batches, format);
+                          bool compare_with_originals = true,
+                          const IpcWriteOptions& options = Aligned8()) {
+  Twins t = Write(batches, format, options);
   EXPECT_GT(DifferingBytes(*t.little, *t.big), 0);
   ASSERT_OK_AND_ASSIGN(IpcFormat detected, DetectFormat(*t.big));
   EXPECT_EQ(detected, format);
@@ -95,6 +97,19 @@ TEST(BigEndian, AllTypesInOneBatchSlicedAndEmpty) {
     SCOPED_TRACE(IpcFormatName(format));
     ExpectTwinReadsEqual(
         {batch, batch->Slice(3, 50), batch->Slice(64, 36), batch->Slice(99, 0)}, format);
+  }
+}
+
+TEST(BigEndian, CompressedBodiesAreSwappedAfterDecompression) {
+  ASSERT_OK_AND_ASSIGN(auto batch, RandomBatch(AllTypes(), 80, 31));
+  for (Compression codec : {Compression::kLz4Frame, Compression::kZstd}) {
+    SCOPED_TRACE(CompressionName(codec));
+    IpcWriteOptions options = Aligned8();
+    options.compression = codec;
+    for (IpcFormat format : kFormats) {
+      SCOPED_TRACE(IpcFormatName(format));
+      ExpectTwinReadsEqual({batch, batch->Slice(11, 40)}, format, true, options);
+    }
   }
 }
 

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "arrow_fbs/File_generated.h"
+#include "columnar/ipc/compression.h"
 #include "columnar/ipc/metadata_internal.h"
 
 namespace quiver::ipc::test {
@@ -24,8 +26,9 @@ enum class Layout { kBytes, kWord, kMonthDayNano, kViews };
 // format lists them for the schema's types, swapping each in `body`.
 class BodySwapper {
  public:
-  BodySwapper(const fb::RecordBatch* batch, std::string* body)
-      : batch_(batch), body_(body) {}
+  BodySwapper(const std::vector<BufferSpec>& buffers,
+              const std::vector<int64_t>& variadic_counts, std::string* body)
+      : buffers_(buffers), variadic_counts_(variadic_counts), body_(body) {}
 
   Status Type(const DataType& type) {
     const TypeId id = type.id();
@@ -75,11 +78,10 @@ class BodySwapper {
       case TypeId::kBinaryView:
       case TypeId::kStringView: {
         QUIVER_RETURN_NOT_OK(Next(Layout::kViews));
-        const auto* counts = batch_->variadic_buffer_counts();
-        if (counts == nullptr || views_ >= counts->size()) {
+        if (views_ >= variadic_counts_.size()) {
           return Status::Invalid("twin: no variadic buffer count");
         }
-        const int64_t n = counts->Get(static_cast<flatbuffers::uoffset_t>(views_++));
+        const int64_t n = variadic_counts_[views_++];
         for (int64_t k = 0; k < n; ++k) QUIVER_RETURN_NOT_OK(Next(Layout::kBytes));
         return Status::OK();
       }
@@ -92,10 +94,8 @@ class BodySwapper {
   }
 
   Status Finish() const {
-    const auto* buffers = batch_->buffers();
-    const size_t total = buffers ? buffers->size() : 0;
-    if (next_ != total) {
-      return Status::Invalid("twin: walked ", next_, " of ", total, " buffers");
+    if (next_ != buffers_.size()) {
+      return Status::Invalid("twin: walked ", next_, " of ", buffers_.size(), " buffers");
     }
     return Status::OK();
   }
@@ -109,13 +109,12 @@ class BodySwapper {
   static void Reverse(char* p, int n) { std::reverse(p, p + n); }
 
   Status Next(Layout layout, int width = 1) {
-    const auto* buffers = batch_->buffers();
-    if (buffers == nullptr || next_ >= buffers->size()) {
+    if (next_ >= buffers_.size()) {
       return Status::Invalid("twin: ran out of buffer entries");
     }
-    const fb::Buffer* entry = buffers->Get(static_cast<flatbuffers::uoffset_t>(next_++));
-    const int64_t offset = entry->offset();
-    const int64_t length = entry->length();
+    const int64_t offset = buffers_[next_].offset;
+    const int64_t length = buffers_[next_].length;
+    ++next_;
     if (offset < 0 || length < 0 ||
         offset + length > static_cast<int64_t>(body_->size())) {
       return Status::Invalid("twin: buffer outside the body");
@@ -153,7 +152,8 @@ class BodySwapper {
     return Status::OK();
   }
 
-  const fb::RecordBatch* batch_;
+  const std::vector<BufferSpec>& buffers_;
+  const std::vector<int64_t>& variadic_counts_;
   std::string* body_;
   size_t next_ = 0;
   size_t views_ = 0;
@@ -161,6 +161,51 @@ class BodySwapper {
 
 Status Append(io::BufferOutputStream* out, const std::string& bytes) {
   return out->Write(bytes.data(), static_cast<int64_t>(bytes.size()));
+}
+
+using SwapFunction = std::function<Status(const std::vector<BufferSpec>&, std::string*)>;
+
+// A compressed body: every buffer decompressed into a plain body (8-byte
+// aligned), swapped there by `swap`, compressed again and laid out anew;
+// `md` gets the new buffer entries and body length.
+Status SwapCompressed(const Buffer& body, BatchMetadata* md, const SwapFunction& swap,
+                      std::string* out) {
+  auto whole = Buffer::Wrap(body.data(), body.size());
+  std::string plain;
+  std::vector<BufferSpec> plain_specs;
+  for (const BufferSpec& spec : md->buffers) {
+    std::shared_ptr<Buffer> bytes;
+    if (spec.length > 0) {
+      QUIVER_ASSIGN_OR_RAISE(auto framed,
+                             Buffer::SliceSafe(whole, spec.offset, spec.length));
+      int64_t allocated = 0;
+      QUIVER_ASSIGN_OR_RAISE(
+          bytes, internal::DecompressBuffer(md->compression, framed, int64_t{1} << 30,
+                                            nullptr, &allocated));
+    }
+    const int64_t size = bytes ? bytes->size() : 0;
+    plain_specs.push_back(BufferSpec{static_cast<int64_t>(plain.size()), size});
+    if (size > 0) plain.append(bytes->view());
+    plain.resize((plain.size() + 7) / 8 * 8, '\0');
+  }
+  QUIVER_RETURN_NOT_OK(swap(plain_specs, &plain));
+  out->clear();
+  for (size_t i = 0; i < plain_specs.size(); ++i) {
+    const BufferSpec& p = plain_specs[i];
+    md->buffers[i] = BufferSpec{static_cast<int64_t>(out->size()), 0};
+    if (p.length > 0) {
+      QUIVER_ASSIGN_OR_RAISE(
+          auto framed, internal::CompressBuffer(
+                           md->compression, kDefaultCompressionLevel,
+                           reinterpret_cast<const uint8_t*>(plain.data()) + p.offset,
+                           p.length, nullptr));
+      md->buffers[i].length = framed->size();
+      out->append(framed->view());
+    }
+    out->resize((out->size() + 7) / 8 * 8, '\0');
+  }
+  md->body_length = static_cast<int64_t>(out->size());
+  return Status::OK();
 }
 
 }  // namespace
@@ -207,24 +252,38 @@ Result<std::shared_ptr<Buffer>> BigEndianTwin(const std::shared_ptr<Buffer>& lit
       dictionary_values = field->type->value_type();
     }
     if (batch == nullptr) return Status::Invalid("twin: batch message without batch");
-    if (batch->compression() != nullptr) {
-      return Status::NotImplemented("twin: compressed bodies");
-    }
-    std::string body = message->body() ? message->body()->ToString() : std::string();
-    body.resize(static_cast<size_t>(message->body_length()));
-    BodySwapper swapper(batch, &body);
-    if (dictionary_values != nullptr) {
-      QUIVER_RETURN_NOT_OK(swapper.Type(*dictionary_values));
+    QUIVER_ASSIGN_OR_RAISE(BatchMetadata md, message->batch_metadata());
+    SwapFunction swap = [&](const std::vector<BufferSpec>& specs,
+                            std::string* body) -> Status {
+      BodySwapper swapper(specs, md.variadic_buffer_counts, body);
+      if (dictionary_values != nullptr) {
+        QUIVER_RETURN_NOT_OK(swapper.Type(*dictionary_values));
+      } else {
+        for (const FieldPtr& f : big_schema->fields()) {
+          QUIVER_RETURN_NOT_OK(swapper.Type(*f->type()));
+        }
+      }
+      return swapper.Finish();
+    };
+    std::string body;
+    std::shared_ptr<Buffer> metadata = message->metadata();
+    if (batch->compression() == nullptr) {
+      // The metadata is unchanged: offsets and lengths stay what they were.
+      body = message->body() ? message->body()->ToString() : std::string();
+      body.resize(static_cast<size_t>(message->body_length()));
+      QUIVER_RETURN_NOT_OK(swap(md.buffers, &body));
     } else {
-      for (const FieldPtr& f : big_schema->fields()) {
-        QUIVER_RETURN_NOT_OK(swapper.Type(*f->type()));
+      if (message->body() == nullptr) return Status::Invalid("twin: no body");
+      QUIVER_RETURN_NOT_OK(SwapCompressed(*message->body(), &md, swap, &body));
+      if (message->type() == MessageType::kRecordBatch) {
+        QUIVER_ASSIGN_OR_RAISE(metadata, EncodeRecordBatch(md));
+      } else {
+        QUIVER_ASSIGN_OR_RAISE(metadata, EncodeDictionaryBatch(message->dictionary_id(),
+                                                               message->is_delta(), md));
       }
     }
-    QUIVER_RETURN_NOT_OK(swapper.Finish());
-    // The metadata is unchanged: offsets and lengths stay what they were.
-    QUIVER_ASSIGN_OR_RAISE(
-        const int64_t metadata_length,
-        WriteMessageMetadata(*message->metadata(), out.get(), write_options));
+    QUIVER_ASSIGN_OR_RAISE(const int64_t metadata_length,
+                           WriteMessageMetadata(*metadata, out.get(), write_options));
     QUIVER_RETURN_NOT_OK(Append(out.get(), body));
     fb::Block block(start, static_cast<int32_t>(metadata_length),
                     static_cast<int64_t>(body.size()));
