@@ -305,6 +305,18 @@ TEST(DescriptorTest, ViewColumnsAreRefusedByName) {
   EXPECT_TRUE(Contains(st.message(), "names")) << st.ToString();
 }
 
+TEST(DescriptorTest, BigEndianBatchesAreRefused) {
+  // Kept big-endian by an IPC reader (ensure_native_endian = false): a
+  // descriptor is always little-endian, so publishing one is an error.
+  auto batch = ThreeColumns(4);
+  auto big = RecordBatch::Make(batch->schema()->WithEndianness(Endianness::kBig),
+                               batch->num_rows(), batch->column_data());
+  auto st = EncodeDescriptor(*big, nullptr).status();
+  EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "big-endian")) << st.ToString();
+  EXPECT_TRUE(EncodeDescriptor(*batch, nullptr).ok());
+}
+
 TEST(DescriptorTest, AllTypesInOneBatch) {
   ASSERT_OK_AND_ASSIGN(auto batch, SampleBatch(testing::AllTypesButViews(), 100, 9));
   RoundTrip(*batch);

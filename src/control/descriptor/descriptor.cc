@@ -273,6 +273,10 @@ Status ParseRecords(std::string_view bytes, const RangeValidator& validator,
       }
       auto decoded = ipc::DecodeSchema(*message, options);
       if (!decoded.ok()) return fail(decoded.status());
+      if (decoded->wire_endianness != Endianness::kLittle) {
+        return fail(Status::NotImplemented(
+            "big-endian schema: descriptors are published little-endian only"));
+      }
       out->schema = std::move(*decoded);
       have_schema = true;
       continue;
@@ -497,6 +501,11 @@ Result<std::string> EncodeDescriptor(const RecordBatch& batch, MemoryPool* scrat
   options.max_nesting_depth = kMaxDescriptorNesting;
 
   const Schema& schema = *batch.schema();
+  if (!schema.is_native_endian()) {
+    return Status::NotImplemented(
+        "a big-endian batch (read with ensure_native_endian = false) cannot be "
+        "published: descriptors are little-endian");
+  }
   QUIVER_ASSIGN_OR_RAISE(auto fields,
                          DictionaryFieldMap::Make(schema, kMaxDescriptorNesting));
   std::vector<BufferRange> ranges;
