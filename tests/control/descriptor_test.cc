@@ -314,7 +314,28 @@ TEST(DescriptorTest, BigEndianBatchesAreRefused) {
   auto st = EncodeDescriptor(*big, nullptr).status();
   EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
   EXPECT_TRUE(Contains(st.message(), "big-endian")) << st.ToString();
-  EXPECT_TRUE(EncodeDescriptor(*batch, nullptr).ok());
+  ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeDescriptor(*batch, nullptr));
+
+  // A descriptor whose Schema message says Big: the first record's payload
+  // replaced (header 16 bytes; record header 16 bytes, payload size at 8).
+  ASSERT_OK_AND_ASSIGN(auto fields, ipc::DictionaryFieldMap::Make(*batch->schema()));
+  ASSERT_OK_AND_ASSIGN(auto big_schema, ipc::EncodeSchema(*big->schema(), fields));
+  uint32_t old_size;
+  std::memcpy(&old_size, bytes.data() + 16 + 8, 4);
+  const size_t rest = 16 + 16 + ((old_size + 7) / 8 * 8);
+  std::string payload(big_schema->view());
+  const auto new_size = static_cast<uint32_t>(payload.size());
+  payload.resize((payload.size() + 7) / 8 * 8, '\0');
+  std::string record = bytes.substr(16, 16);
+  std::memcpy(record.data() + 8, &new_size, 4);
+  std::string forged = bytes.substr(0, 16) + record + payload + bytes.substr(rest);
+  const auto total = static_cast<uint32_t>(forged.size());
+  std::memcpy(forged.data() + 12, &total, 4);
+  st = DecodeDescriptor(forged, AcceptAll, nullptr).status();
+  EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "big-endian")) << st.ToString();
+  st = InspectDescriptor(forged, AcceptAll).status();
+  EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
 }
 
 TEST(DescriptorTest, AllTypesInOneBatch) {
