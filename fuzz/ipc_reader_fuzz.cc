@@ -2,7 +2,8 @@
 //
 // Every input is read as a stream from memory, as a stream from an input
 // stream (the copying path), and as a file; every batch that decodes is
-// checked with ValidateFull. Errors are the expected outcome for most inputs;
+// checked with ValidateFull; big-endian input also read with
+// ensure_native_endian = false. Errors are the expected outcome for most inputs;
 // crashes, sanitizer reports, leaks and timeouts are findings.
 
 #include <cstddef>
@@ -58,6 +59,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const IpcReadOptions options = FuzzOptions();
   ReadAsStream(buffer, options);
   ReadAsFile(buffer, options);
+  // Big-endian input kept as it is: checked on a swapped copy, returned
+  // unswapped (ValidateFull then reads big-endian bytes: errors, no crash).
+  IpcReadOptions kept = options;
+  kept.ensure_native_endian = false;
+  auto reader = quiver::ipc::RecordBatchStreamReader::Open(buffer, kept);
+  if (reader.ok() && !(*reader)->schema()->is_native_endian()) Consume(reader->get());
+  auto file = quiver::ipc::RecordBatchFileReader::Open(buffer, kept);
+  if (file.ok() && !(*file)->schema()->is_native_endian()) ReadAsFile(buffer, kept);
   (void)quiver::ipc::ReadTableFromBuffer(buffer, options);
   return 0;
 }

@@ -481,11 +481,20 @@ FieldPtr Schema::GetFieldByName(std::string_view name) const {
 }
 
 std::shared_ptr<Schema> Schema::WithMetadata(MetadataPtr metadata) const {
-  return std::make_shared<Schema>(fields_, std::move(metadata));
+  return std::make_shared<Schema>(fields_, std::move(metadata), endianness_);
+}
+
+std::shared_ptr<Schema> Schema::WithEndianness(Endianness endianness) const {
+  return std::make_shared<Schema>(fields_, metadata_, endianness);
+}
+
+const char* EndiannessName(Endianness endianness) {
+  return endianness == Endianness::kBig ? "big" : "little";
 }
 
 bool Schema::Equals(const Schema& other, bool check_metadata) const {
   if (this == &other) return true;
+  if (endianness_ != other.endianness_) return false;
   if (fields_.size() != other.fields_.size()) return false;
   for (size_t i = 0; i < fields_.size(); ++i) {
     if (!fields_[i]->Equals(*other.fields_[i], check_metadata)) return false;
@@ -504,6 +513,9 @@ std::string Schema::ToString() const {
     for (int64_t i = 0; i < metadata_->size(); ++i) {
       ss << "\n" << metadata_->key(i) << ": " << metadata_->value(i);
     }
+  }
+  if (endianness_ != Endianness::kLittle) {
+    ss << "\n-- endianness: " << EndiannessName(endianness_) << " --";
   }
   return ss.str();
 }
@@ -787,8 +799,8 @@ FieldPtr field(std::string name, TypePtr type, bool nullable, MetadataPtr metada
                                  std::move(metadata));
 }
 
-SchemaPtr schema(FieldVector fields, MetadataPtr metadata) {
-  return std::make_shared<Schema>(std::move(fields), std::move(metadata));
+SchemaPtr schema(FieldVector fields, MetadataPtr metadata, Endianness endianness) {
+  return std::make_shared<Schema>(std::move(fields), std::move(metadata), endianness);
 }
 
 }  // namespace quiver

@@ -82,6 +82,42 @@ TEST_F(CliTest, RoundtripKeepsFormatAndValues) {
   }
 }
 
+TEST_F(CliTest, BigEndianInputIsConvertedToLittleEndian) {
+  // Two seeds of the IPC fuzz corpus: the same batches, little-endian and
+  // their big-endian twin (tests/ipc/bigendian_util.h).
+  const std::string corpus = std::string(QUIVER_SOURCE_DIR) + "/fuzz/corpus/ipc/";
+  const std::string little = corpus + "file_primitives.arrow";
+  const std::string big = corpus + "file_big_endian_primitives.arrow";
+  ipc::IpcReadOptions keep;
+  keep.ensure_native_endian = false;
+  auto big_schema =
+      ipc::RecordBatchFileReader::Open(io::MemoryMapFile(big).ValueOrDie(), keep)
+          .ValueOrDie()
+          ->schema();
+  ASSERT_EQ(big_schema->endianness(), Endianness::kBig);
+
+  ProcessResult cat_little = RunQuiver({"ipc", "cat", little}, dir_);
+  ProcessResult cat_big = RunQuiver({"ipc", "cat", big}, dir_);
+  ASSERT_EQ(cat_big.code, 0) << cat_big.err;
+  ASSERT_EQ(cat_little.code, 0) << cat_little.err;
+  EXPECT_NE(cat_big.out.find("rows: 9"), std::string::npos) << cat_big.out;
+  EXPECT_EQ(cat_big.out, cat_little.out);
+
+  const std::string out_little = dir_ + "/little.out", out_big = dir_ + "/big.out";
+  ProcessResult r = RunQuiver({"ipc", "roundtrip", big, out_big}, dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(RunQuiver({"ipc", "roundtrip", little, out_little}, dir_).code, 0);
+  // Written little-endian: byte for byte what the little-endian input gives.
+  EXPECT_EQ(ReadFile(out_big), ReadFile(out_little));
+  auto written =
+      ipc::RecordBatchFileReader::Open(io::MemoryMapFile(out_big).ValueOrDie(), keep)
+          .ValueOrDie();
+  EXPECT_EQ(written->schema()->endianness(), Endianness::kLittle);
+  auto a = ipc::ReadTableFromBuffer(io::MemoryMapFile(big).ValueOrDie()).ValueOrDie();
+  auto b = ipc::ReadTableFromBuffer(io::MemoryMapFile(out_big).ValueOrDie()).ValueOrDie();
+  EXPECT_TRUE(a->Equals(*b, true));
+}
+
 TEST_F(CliTest, RoundtripKeepsEveryBatchBoundaryEmptyOnesToo) {
   auto s = schema({field("v", int64())});
   std::vector<RecordBatchPtr> batches;

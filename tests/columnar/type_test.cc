@@ -59,6 +59,25 @@ TEST(TypeTest, SchemaLookupAndMetadata) {
   EXPECT_FALSE(s->Equals(*t, /*check_metadata=*/true));
 }
 
+TEST(TypeTest, SchemaEndianness) {
+  auto s = schema({field("x", int32())}, key_value_metadata({{"k", "v"}}));
+  EXPECT_EQ(s->endianness(), Endianness::kLittle);
+  EXPECT_TRUE(s->is_native_endian());
+  EXPECT_EQ(s->ToString().find("endianness"), std::string::npos);
+  auto big = s->WithEndianness(Endianness::kBig);
+  EXPECT_FALSE(big->is_native_endian());
+  EXPECT_FALSE(s->Equals(*big));
+  EXPECT_FALSE(big->Equals(*s));
+  EXPECT_TRUE(big->Equals(*schema(s->fields(), nullptr, Endianness::kBig)));
+  // Changing the metadata keeps the byte order, and back again.
+  EXPECT_EQ(big->WithMetadata(nullptr)->endianness(), Endianness::kBig);
+  EXPECT_TRUE(big->WithEndianness(Endianness::kLittle)->Equals(*s, true));
+  EXPECT_NE(big->ToString().find("\n-- endianness: big --"), std::string::npos)
+      << big->ToString();
+  EXPECT_STREQ(EndiannessName(Endianness::kBig), "big");
+  EXPECT_STREQ(EndiannessName(Endianness::kLittle), "little");
+}
+
 TEST(TypeTest, LayoutBufferCounts) {
   EXPECT_EQ(LayoutBufferCount(TypeId::kNull), 0);
   EXPECT_EQ(LayoutBufferCount(TypeId::kInt32), 2);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "bigendian_util.h"
 #include "ipc_test_util.h"
 
 namespace quiver::ipc::test {
@@ -22,6 +23,8 @@ struct Seed {
   std::vector<RecordBatchPtr> batches;
   IpcFormat format;
   IpcWriteOptions options;
+  // Written as the big-endian twin of what the writer gives (BigEndianTwin).
+  bool big_endian = false;
 };
 
 std::vector<RecordBatchPtr> Batches(const std::vector<TypePtr>& types, uint32_t seed) {
@@ -96,6 +99,31 @@ std::vector<Seed> Seeds() {
   zstd.compression = Compression::kZstd;
   IpcWriteOptions legacy = plain;
   legacy.write_legacy_format = true;
+  // Every kind of buffer that has a byte order, for the big-endian seeds.
+  const std::vector<TypePtr> byte_orders = {
+      int16(),
+      uint32(),
+      int64(),
+      float16(),
+      float32(),
+      float64(),
+      decimal32(9, 2),
+      decimal64(18, -4),
+      decimal128(38, 10),
+      decimal256(76, 20),
+      month_interval(),
+      day_time_interval(),
+      month_day_nano_interval(),
+      timestamp(TimeUnit::kNano, "UTC"),
+      utf8(),
+      large_binary(),
+      utf8_view(),
+      list(int32()),
+      large_list(int16()),
+      list_view(int32()),
+      large_list_view(utf8()),
+      dense_union({field("s", utf8()), field("i", int64())}, {3, 1}),
+      dictionary(int16(), utf8())};
   auto no_columns = RecordBatch::Make(schema({}), 3, std::vector<ArrayDataPtr>{});
   return {
       {"stream_primitives.arrows", Batches(primitives, 1), IpcFormat::kStream, plain},
@@ -115,6 +143,13 @@ std::vector<Seed> Seeds() {
       {"stream_list_view.arrows", Batches(list_views, 11), IpcFormat::kStream, plain},
       {"stream_run_end_encoded.arrows", Batches(run_end_encoded_types, 12),
        IpcFormat::kStream, plain},
+      // The twin of file_primitives.arrow (the CLI tests compare the two).
+      {"file_big_endian_primitives.arrow", Batches(primitives, 2), IpcFormat::kFile,
+       plain, true},
+      {"stream_big_endian.arrows", Batches(byte_orders, 12), IpcFormat::kStream, plain,
+       true},
+      {"file_big_endian_dictionary_deltas.arrow", DictionaryBatches(), IpcFormat::kFile,
+       plain, true},
   };
 }
 
@@ -125,6 +160,10 @@ TEST(FuzzCorpus, SeedsAreValidInputs) {
     for (const auto& seed : Seeds()) {
       ASSERT_OK_AND_ASSIGN(auto data,
                            WriteBatches(seed.batches, seed.format, seed.options));
+      if (seed.big_endian) {
+        ASSERT_OK_AND_ASSIGN(data,
+                             BigEndianTwin(data, seed.format, seed.options.alignment));
+      }
       ASSERT_OK_AND_ASSIGN(auto out,
                            io::FileOutputStream::Open((kCorpusDir / seed.name).string()));
       ASSERT_OK(out->Write(*data));
@@ -143,6 +182,16 @@ TEST(FuzzCorpus, SeedsAreValidInputs) {
     o.validate_full = true;
     ASSERT_OK_AND_ASSIGN(auto read, ReadBatches(data, o));
     EXPECT_EQ(read.size(), seed.batches.size());
+    if (seed.format == IpcFormat::kStream) {
+      for (size_t i = 0; i < read.size() && i < seed.batches.size(); ++i) {
+        EXPECT_TRUE(BatchesEqual(*seed.batches[i], *read[i])) << "batch " << i;
+      }
+    }
+    o.ensure_native_endian = false;
+    ASSERT_OK_AND_ASSIGN(auto kept, ReadBatches(data, o));
+    ASSERT_FALSE(kept.empty());
+    EXPECT_EQ(kept[0]->schema()->endianness(),
+              seed.big_endian ? Endianness::kBig : Endianness::kLittle);
     EXPECT_LE(data->size(), 16 * 1024) << "seeds should stay small";
   }
   EXPECT_GT(streams, 0);

@@ -18,6 +18,7 @@
 
 #include "common/all_types.h"
 #include "common/status_macros.h"
+#include "ipc/descriptor_spec_util.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc/message.h"
 
@@ -315,6 +316,42 @@ TEST(DescriptorTest, ViewColumnsKeepTheirDataBuffers) {
   ASSERT_OK_AND_ASSIGN(auto batch, RecordBatch::FromArrays({"names"}, {views}));
   RoundTrip(*batch);
   RoundTrip(*batch->Slice(1, 3));
+}
+
+TEST(DescriptorTest, BigEndianBatchesAreRefused) {
+  // Kept big-endian by an IPC reader (ensure_native_endian = false): a
+  // descriptor is always little-endian, so publishing one is an error.
+  auto batch = ThreeColumns(4);
+  auto big = RecordBatch::Make(batch->schema()->WithEndianness(Endianness::kBig),
+                               batch->num_rows(), batch->column_data());
+  auto st = EncodeDescriptor(*big, nullptr).status();
+  EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "big-endian")) << st.ToString();
+  ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeDescriptor(*batch, nullptr));
+
+  // A descriptor whose Schema message says Big, framed by hand.
+  ASSERT_OK_AND_ASSIGN(auto fields, DictionaryFieldMap::Make(*batch->schema()));
+  ASSERT_OK_AND_ASSIGN(auto big_schema, EncodeSchema(*big->schema(), fields));
+  IpcWriteOptions options;
+  options.alignment = 8;
+  ASSERT_OK_AND_ASSIGN(auto payload, AssembleRecordBatch(*batch, options));
+  ASSERT_OK_AND_ASSIGN(auto header, EncodeRecordBatch(payload.metadata));
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;
+  for (const auto& b : payload.buffers) {
+    pairs.emplace_back(b == nullptr ? 0 : reinterpret_cast<uintptr_t>(b->data()),
+                       b == nullptr ? 0 : b->size());
+  }
+  spec::FrameWriter w;
+  w.Metadata(0, big_schema->view());
+  w.Metadata(1, header->view());
+  w.Body(spec::Tag(1, 1), spec::AddressList(pairs));
+  w.End(2);
+  const std::string forged = w.Finish();
+  st = DecodeDescriptor(forged, AcceptAll, nullptr).status();
+  EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
+  EXPECT_TRUE(Contains(st.message(), "big-endian")) << st.ToString();
+  st = InspectDescriptor(forged, AcceptAll).status();
+  EXPECT_TRUE(st.IsNotImplemented()) << st.ToString();
 }
 
 TEST(DescriptorTest, AllTypesInOneBatch) {

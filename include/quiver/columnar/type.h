@@ -229,10 +229,22 @@ class Field {
   MetadataPtr metadata_;
 };
 
+// Byte order of the values of a schema's arrays (Arrow's Schema.endianness).
+// Quiver works on little-endian hosts; a big-endian schema comes only from an
+// IPC reader told to keep big-endian data as it is
+// (IpcReadOptions::ensure_native_endian = false). Such arrays are for passing
+// through (writing back out, which writes endianness Big): validation,
+// equality, printing and compute read their values as little-endian.
+enum class Endianness : int8_t { kLittle, kBig };
+const char* EndiannessName(Endianness endianness);  // "little", "big"
+
 class Schema {
  public:
-  explicit Schema(FieldVector fields, MetadataPtr metadata = nullptr)
-      : fields_(std::move(fields)), metadata_(std::move(metadata)) {}
+  explicit Schema(FieldVector fields, MetadataPtr metadata = nullptr,
+                  Endianness endianness = Endianness::kLittle)
+      : fields_(std::move(fields)),
+        metadata_(std::move(metadata)),
+        endianness_(endianness) {}
 
   const FieldVector& fields() const { return fields_; }
   int num_fields() const { return static_cast<int>(fields_.size()); }
@@ -242,13 +254,18 @@ class Schema {
   int GetFieldIndex(std::string_view name) const;
   FieldPtr GetFieldByName(std::string_view name) const;
   std::shared_ptr<Schema> WithMetadata(MetadataPtr metadata) const;
+  Endianness endianness() const { return endianness_; }
+  bool is_native_endian() const { return endianness_ == Endianness::kLittle; }
+  std::shared_ptr<Schema> WithEndianness(Endianness endianness) const;
 
+  // Schemas of different endianness are never equal.
   bool Equals(const Schema& other, bool check_metadata = false) const;
   std::string ToString() const;
 
  private:
   FieldVector fields_;
   MetadataPtr metadata_;
+  Endianness endianness_;
 };
 using SchemaPtr = std::shared_ptr<Schema>;
 
@@ -340,7 +357,8 @@ TypePtr dense_union(FieldVector fields, std::vector<int8_t> type_codes = {});
 
 FieldPtr field(std::string name, TypePtr type, bool nullable = true,
                MetadataPtr metadata = nullptr);
-SchemaPtr schema(FieldVector fields, MetadataPtr metadata = nullptr);
+SchemaPtr schema(FieldVector fields, MetadataPtr metadata = nullptr,
+                 Endianness endianness = Endianness::kLittle);
 
 // ---- Classification ----
 bool IsInteger(TypeId id);

@@ -262,6 +262,12 @@ Status ExportField(const Field& field, ArrowSchema* out) {
 }
 
 Status ExportSchema(const Schema& schema, ArrowSchema* out) {
+  // The interface has no byte order: its consumers read native order.
+  if (!schema.is_native_endian()) {
+    return Status::NotImplemented(
+        "the C Data interface carries native (little-endian) data only; this "
+        "schema is big-endian (read with ensure_native_endian = false)");
+  }
   // A struct type carries the fields; the schema's own metadata goes on the
   // root, which has no name and no flags.
   return FillSchema("", *struct_(schema.fields()), 0, schema.metadata().get(), out, 0);

@@ -5,6 +5,11 @@
 // field nodes state (with overflow-safe arithmetic), and offsets are checked
 // at both ends before a child or data range is derived from them. Validate()
 // then runs on the result.
+//
+// A big-endian body (the schema said so) is loaded as it is, offsets read
+// big-endian for the checks above; the result is then byte-swapped into new
+// memory and validated in little-endian order. The swapped arrays are
+// returned, or with options.ensure_native_endian false the big-endian ones.
 
 #include <cstring>
 #include <limits>
@@ -12,6 +17,7 @@
 #include <vector>
 
 #include "columnar/ipc/compression.h"
+#include "columnar/ipc/endian_swap.h"
 #include "columnar/ipc/metadata_internal.h"
 #include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/message.h"
@@ -67,12 +73,14 @@ Status CountLayout(const DataType& type, int depth, int max_depth,
 class ArrayLoader {
  public:
   ArrayLoader(const BatchMetadata& md, const BodyResolver& resolver,
-              const DictionaryMemo& memo, const IpcReadOptions& options)
+              const DictionaryMemo& memo, const IpcReadOptions& options,
+              Endianness wire_endianness)
       : md_(md),
         resolver_(resolver),
         memo_(memo),
         options_(options),
-        pool_(options.pool ? options.pool : default_memory_pool()) {}
+        pool_(options.pool ? options.pool : default_memory_pool()),
+        big_endian_(wire_endianness == Endianness::kBig) {}
 
   // Checks the counts of the header against `types` (one per column).
   Status CheckCounts(const std::vector<const DataType*>& types) {
@@ -238,9 +246,11 @@ class ArrayLoader {
   }
 
   template <typename O>
-  static O OffsetAt(const Buffer& buf, int64_t i) {
+  O OffsetAt(const Buffer& buf, int64_t i) const {
+    const uint8_t* p = buf.data() + i * static_cast<int64_t>(sizeof(O));
+    if (big_endian_) return internal::LoadBigEndian<O>(p);
     O v;
-    std::memcpy(&v, buf.data() + i * static_cast<int64_t>(sizeof(O)), sizeof(O));
+    std::memcpy(&v, p, sizeof(O));
     return v;
   }
 
@@ -390,6 +400,7 @@ class ArrayLoader {
   const DictionaryMemo& memo_;
   const IpcReadOptions& options_;
   MemoryPool* pool_;
+  bool big_endian_;
   size_t node_index_ = 0;
   size_t buffer_index_ = 0;
   size_t view_index_ = 0;
@@ -401,6 +412,16 @@ Status ValidateColumns(const RecordBatch& batch, const IpcReadOptions& options) 
   QUIVER_RETURN_NOT_OK(batch.Validate());
   if (options.validate_full) QUIVER_RETURN_NOT_OK(batch.ValidateFull());
   return Status::OK();
+}
+
+// The little-endian copy of a big-endian array as loaded. Its dictionaries
+// come from the memo: little-endian already when the reader converts, else
+// big-endian and swapped too (for validation only).
+Result<ArrayDataPtr> ToLittleEndian(const ArrayData& data,
+                                    const IpcReadOptions& options) {
+  return internal::SwapEndianness(data, Endianness::kBig,
+                                  /*swap_dictionaries=*/!options.ensure_native_endian,
+                                  options.pool, options.max_nesting_depth);
 }
 
 }  // namespace
@@ -421,13 +442,14 @@ BodyResolver PackedBodyResolver(std::shared_ptr<Buffer> body) {
 Result<RecordBatchPtr> DecodeRecordBatch(const Message& message, const SchemaPtr& schema,
                                          const DictionaryMemo& memo,
                                          const BodyResolver& resolver,
-                                         const IpcReadOptions& options) {
+                                         const IpcReadOptions& options,
+                                         Endianness wire_endianness) {
   if (message.type() != MessageType::kRecordBatch) {
     return Status::Invalid("expected a RecordBatch message, got ",
                            MessageTypeName(message.type()));
   }
   QUIVER_ASSIGN_OR_RAISE(BatchMetadata md, message.batch_metadata());
-  ArrayLoader loader(md, resolver, memo, options);
+  ArrayLoader loader(md, resolver, memo, options, wire_endianness);
   std::vector<const DataType*> types;
   for (const FieldPtr& f : schema->fields()) types.push_back(f->type().get());
   QUIVER_RETURN_NOT_OK(loader.CheckCounts(types));
@@ -446,15 +468,32 @@ Result<RecordBatchPtr> DecodeRecordBatch(const Message& message, const SchemaPtr
     }
     columns.push_back(std::move(*column));
   }
-  auto batch = RecordBatch::Make(schema, md.length, std::move(columns));
-  QUIVER_RETURN_NOT_OK(ValidateColumns(*batch, options));
-  return batch;
+  if (wire_endianness == Endianness::kLittle) {
+    auto batch = RecordBatch::Make(schema, md.length, std::move(columns));
+    QUIVER_RETURN_NOT_OK(ValidateColumns(*batch, options));
+    return batch;
+  }
+  std::vector<ArrayDataPtr> swapped;
+  swapped.reserve(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) {
+    auto column = ToLittleEndian(*columns[i], options);
+    if (!column.ok()) {
+      return column.status().WithContext(
+          "column '" + schema->field(static_cast<int>(i))->name() + "'");
+    }
+    swapped.push_back(std::move(*column));
+  }
+  auto native = RecordBatch::Make(schema, md.length, std::move(swapped));
+  QUIVER_RETURN_NOT_OK(ValidateColumns(*native, options));
+  if (options.ensure_native_endian) return native;
+  return RecordBatch::Make(schema, md.length, std::move(columns));
 }
 
 Result<DictionaryUpdate> DecodeDictionaryBatch(const Message& message,
                                                DictionaryMemo* memo,
                                                const BodyResolver& resolver,
-                                               const IpcReadOptions& options) {
+                                               const IpcReadOptions& options,
+                                               Endianness wire_endianness) {
   if (message.type() != MessageType::kDictionaryBatch) {
     return Status::Invalid("expected a DictionaryBatch message, got ",
                            MessageTypeName(message.type()));
@@ -467,7 +506,7 @@ Result<DictionaryUpdate> DecodeDictionaryBatch(const Message& message,
   }
   QUIVER_ASSIGN_OR_RAISE(BatchMetadata md, message.batch_metadata());
   const TypePtr& value_type = field->type->value_type();
-  ArrayLoader loader(md, resolver, *memo, options);
+  ArrayLoader loader(md, resolver, *memo, options, wire_endianness);
   QUIVER_RETURN_NOT_OK(loader.CheckCounts({value_type.get()}));
   std::vector<int> path = field->path;
   auto values = loader.Load(value_type, &path, 0);
@@ -478,10 +517,23 @@ Result<DictionaryUpdate> DecodeDictionaryBatch(const Message& message,
     return Status::Invalid("dictionary ", id, " has ", (*values)->length,
                            " values, the batch states ", md.length);
   }
-  ArrayPtr array = MakeArray(*values);
+  ArrayDataPtr checked = *values;
+  if (wire_endianness == Endianness::kBig) {
+    auto swapped = ToLittleEndian(**values, options);
+    if (!swapped.ok()) {
+      return swapped.status().WithContext("dictionary " + std::to_string(id));
+    }
+    checked = std::move(*swapped);
+  }
+  ArrayPtr array = MakeArray(checked);
   Status st = options.validate_full ? array->ValidateFull() : array->Validate();
   if (!st.ok()) return st.WithContext("dictionary " + std::to_string(id));
-  return memo->Apply(id, message.is_delta(), std::move(*values), options.pool);
+  if (wire_endianness == Endianness::kBig && !options.ensure_native_endian) {
+    // The memo keeps the batches' byte order.
+    return memo->Apply(id, message.is_delta(), std::move(*values), options.pool,
+                       Endianness::kBig);
+  }
+  return memo->Apply(id, message.is_delta(), std::move(checked), options.pool);
 }
 
 }  // namespace quiver::ipc

@@ -3,12 +3,15 @@
 // Buffers are referenced, not copied, wherever the format allows: only
 // bitmaps of arrays sliced at a bit offset that is not a multiple of 8,
 // offsets of sliced variable-size arrays (which must start at 0 on the wire)
-// and compressed buffers are new memory.
+// and compressed buffers are new memory. Arrays of a big-endian schema (kept
+// so by a reader) are written as they are; only their offsets are read, and
+// re-based ones written, big-endian.
 
 #include <cstring>
 #include <limits>
 
 #include "columnar/ipc/compression.h"
+#include "columnar/ipc/endian_swap.h"
 #include "columnar/run_end_util.h"
 #include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/message.h"
@@ -26,10 +29,12 @@ std::shared_ptr<Buffer> ZeroOffsets() {
 
 class PayloadAssembler {
  public:
-  PayloadAssembler(const IpcWriteOptions& options, BatchPayload* out)
+  PayloadAssembler(const IpcWriteOptions& options, BatchPayload* out,
+                   Endianness endianness)
       : options_(options),
         pool_(options.pool ? options.pool : default_memory_pool()),
-        out_(out) {}
+        out_(out),
+        big_endian_(endianness == Endianness::kBig) {}
 
   Status Visit(const ArrayData& a, int depth) {
     if (depth > options_.max_nesting_depth) {
@@ -194,10 +199,35 @@ class PayloadAssembler {
     QUIVER_RETURN_NOT_OK(Child(a, 0).status());
     QUIVER_RETURN_NOT_OK(Child(a, 1).status());
     AddNode(a.length, 0);
+    if (big_endian_) {
+      // Kept big-endian: written as it is when it covers its runs exactly;
+      // re-basing a slice would mean re-encoding foreign-order run ends.
+      const ArrayData& ends = *a.child_data[0];
+      if (a.offset != 0 || ends.length == 0 || LastBigEndianRunEnd(ends) != a.length) {
+        return Status::NotImplemented(
+            "writing a slice of a run-end encoded array kept big-endian; read it "
+            "with ensure_native_endian = true");
+      }
+      QUIVER_RETURN_NOT_OK(Visit(ends, depth + 1));
+      return Visit(*a.child_data[1], depth + 1);
+    }
     QUIVER_ASSIGN_OR_RAISE(auto whole,
                            run_end::Unslice(std::make_shared<ArrayData>(a), pool_));
     QUIVER_RETURN_NOT_OK(Visit(*whole->child_data[0], depth + 1));
     return Visit(*whole->child_data[1], depth + 1);
+  }
+
+  static int64_t LastBigEndianRunEnd(const ArrayData& ends) {
+    const int64_t k = ends.offset + ends.length - 1;
+    const uint8_t* values = ends.buffers[1]->data();
+    switch (ends.type->id()) {
+      case TypeId::kInt16:
+        return internal::LoadBigEndian<int16_t>(values + 2 * k);
+      case TypeId::kInt32:
+        return internal::LoadBigEndian<int32_t>(values + 4 * k);
+      default:
+        return internal::LoadBigEndian<int64_t>(values + 8 * k);
+    }
   }
 
   Status VisitUnion(const ArrayData& a, int depth) {
@@ -249,8 +279,12 @@ class PayloadAssembler {
                              " and length ", a.length);
     }
     const O* src = buf->data_as<O>() + a.offset;
-    *first = src[0];
-    *last = src[a.length];
+    auto at = [&](int64_t i) -> O {
+      if (!big_endian_) return src[i];
+      return internal::LoadBigEndian<O>(reinterpret_cast<const uint8_t*>(src + i));
+    };
+    *first = at(0);
+    *last = at(a.length);
     if (*first < 0 || *last < *first) {
       return Status::Invalid("array of ", a.type->ToString(), ": offsets run from ",
                              *first, " to ", *last);
@@ -263,7 +297,18 @@ class PayloadAssembler {
     QUIVER_ASSIGN_OR_RAISE(auto rebased,
                            AllocateResizableBuffer(count * sizeof(O), pool_));
     O* dst = rebased->mutable_data_as<O>();
-    for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<O>(src[i] - src[0]);
+    for (int64_t i = 0; i < count; ++i) {
+      const O v = static_cast<O>(at(i) - *first);
+      if (!big_endian_) {
+        dst[i] = v;
+        continue;
+      }
+      using U = std::make_unsigned_t<O>;
+      U u = static_cast<U>(v);
+      if constexpr (sizeof(U) == 4) u = __builtin_bswap32(u);
+      if constexpr (sizeof(U) == 8) u = __builtin_bswap64(u);
+      std::memcpy(dst + i, &u, sizeof(u));
+    }
     rebased->ZeroPadding();
     AddBuffer(std::move(rebased));
     return Status::OK();
@@ -296,6 +341,7 @@ class PayloadAssembler {
   const IpcWriteOptions& options_;
   MemoryPool* pool_;
   BatchPayload* out_;
+  bool big_endian_;
 };
 
 Status CheckOptions(const IpcWriteOptions& options) {
@@ -312,7 +358,7 @@ Result<BatchPayload> AssembleRecordBatch(const RecordBatch& batch,
                                          const IpcWriteOptions& options) {
   QUIVER_RETURN_NOT_OK(CheckOptions(options));
   BatchPayload out;
-  PayloadAssembler assembler(options, &out);
+  PayloadAssembler assembler(options, &out, batch.schema()->endianness());
   for (int i = 0; i < batch.num_columns(); ++i) {
     const ArrayDataPtr& column = batch.column_data(i);
     if (column == nullptr || column->length != batch.num_rows()) {
@@ -328,11 +374,12 @@ Result<BatchPayload> AssembleRecordBatch(const RecordBatch& batch,
 }
 
 Result<BatchPayload> AssembleDictionary(const ArrayDataPtr& values,
-                                        const IpcWriteOptions& options) {
+                                        const IpcWriteOptions& options,
+                                        Endianness endianness) {
   QUIVER_RETURN_NOT_OK(CheckOptions(options));
   if (values == nullptr) return Status::Invalid("null dictionary values");
   BatchPayload out;
-  PayloadAssembler assembler(options, &out);
+  PayloadAssembler assembler(options, &out, endianness);
   QUIVER_RETURN_NOT_OK(assembler.Visit(*values, 0));
   QUIVER_RETURN_NOT_OK(assembler.Finish(values->length));
   return out;
@@ -350,7 +397,8 @@ Result<EncodedBatch> EncodeRecordBatchMessage(const RecordBatch& batch,
 Result<EncodedBatch> EncodeDictionaryMessage(const DictionaryWriteTracker::Send& send,
                                              const IpcWriteOptions& options) {
   EncodedBatch out;
-  QUIVER_ASSIGN_OR_RAISE(out.payload, AssembleDictionary(send.values, options));
+  QUIVER_ASSIGN_OR_RAISE(out.payload,
+                         AssembleDictionary(send.values, options, send.endianness));
   QUIVER_ASSIGN_OR_RAISE(
       out.metadata,
       EncodeDictionaryBatch(send.id, send.is_delta, out.payload.metadata, options.pool));

@@ -302,6 +302,10 @@ Status ParseFrames(std::string_view bytes, const RangeValidator& validator, Pars
       }
       auto decoded = DecodeSchema(**opened, options);
       if (!decoded.ok()) return fail(decoded.status());
+      if (decoded->wire_endianness != Endianness::kLittle) {
+        return fail(Status::NotImplemented(
+            "big-endian schema: descriptors are published little-endian only"));
+      }
       out->schema = std::move(*decoded);
       out->info.schema = out->schema.schema;
       continue;
@@ -526,6 +530,11 @@ Result<std::string> Encode(const SchemaPtr& schema,
                            std::vector<BufferRange>* ranges_out,
                            std::vector<std::shared_ptr<Buffer>>* scratch_out) {
   if (schema == nullptr) return Status::Invalid("descriptor of no schema");
+  if (!schema->is_native_endian()) {
+    return Status::NotImplemented(
+        "a big-endian batch (read with ensure_native_endian = false) cannot be "
+        "published: descriptors are little-endian");
+  }
   MemoryPool* pool = options.scratch_pool ? options.scratch_pool : default_memory_pool();
   NoFreePool no_free(pool);
   // Without scratch_out, new buffers a type-1 body references die with this

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "columnar/ipc/endian_swap.h"
 #include "quiver/columnar/concatenate.h"
 #include "quiver/columnar/ipc/message.h"
 
@@ -153,7 +154,8 @@ Result<ArrayDataPtr> DictionaryMemo::GetDictionary(int64_t id) const {
 }
 
 Result<DictionaryUpdate> DictionaryMemo::Apply(int64_t id, bool is_delta,
-                                               ArrayDataPtr values, MemoryPool* pool) {
+                                               ArrayDataPtr values, MemoryPool* pool,
+                                               Endianness endianness) {
   if (values == nullptr) return Status::Invalid("null dictionary for id ", id);
   auto it = values_.find(id);
   if (is_delta) {
@@ -162,8 +164,23 @@ Result<DictionaryUpdate> DictionaryMemo::Apply(int64_t id, bool is_delta,
                              ", which has no dictionary yet");
     }
     if (values->length == 0) return DictionaryUpdate::kDelta;
+    if (endianness == Endianness::kLittle) {
+      QUIVER_ASSIGN_OR_RAISE(it->second,
+                             Concatenate({it->second.get(), values.get()}, pool));
+      return DictionaryUpdate::kDelta;
+    }
+    // Appending re-bases offsets: do it on little-endian copies (dictionaries
+    // nested in the values stay shared; only their indices are appended).
+    QUIVER_ASSIGN_OR_RAISE(auto held,
+                           internal::SwapEndianness(*it->second, endianness,
+                                                    /*swap_dictionaries=*/false, pool));
+    QUIVER_ASSIGN_OR_RAISE(auto added,
+                           internal::SwapEndianness(*values, endianness,
+                                                    /*swap_dictionaries=*/false, pool));
+    QUIVER_ASSIGN_OR_RAISE(auto joined, Concatenate({held.get(), added.get()}, pool));
     QUIVER_ASSIGN_OR_RAISE(it->second,
-                           Concatenate({it->second.get(), values.get()}, pool));
+                           internal::SwapEndianness(*joined, Endianness::kLittle,
+                                                    /*swap_dictionaries=*/false, pool));
     return DictionaryUpdate::kDelta;
   }
   if (it == values_.end()) {
@@ -206,29 +223,39 @@ Result<ArrayDataPtr> FindDictionary(const RecordBatch& batch,
 Result<std::vector<DictionaryWriteTracker::Send>> DictionaryWriteTracker::Collect(
     const RecordBatch& batch) {
   std::vector<Send> sends;
+  const Endianness endianness = batch.schema()->endianness();
+  // Values are compared in little-endian order.
+  auto comparable = [endianness](const ArrayDataPtr& a) -> Result<ArrayDataPtr> {
+    if (endianness == Endianness::kLittle) return a;
+    return internal::SwapEndianness(*a, endianness, /*swap_dictionaries=*/true, nullptr);
+  };
   for (const DictionaryField& f : fields_.fields()) {
     QUIVER_ASSIGN_OR_RAISE(ArrayDataPtr values, FindDictionary(batch, f.path));
     auto it = sent_.find(f.id);
     if (it == sent_.end()) {
-      sends.push_back(Send{f.id, values, false, false});
+      sends.push_back(Send{f.id, values, false, false, endianness});
       sent_.emplace(f.id, std::move(values));
       continue;
     }
     const ArrayDataPtr& prev = it->second;
-    if (SameValues(prev, values)) {
+    if (prev == values) continue;
+    QUIVER_ASSIGN_OR_RAISE(ArrayDataPtr prev_cmp, comparable(prev));
+    QUIVER_ASSIGN_OR_RAISE(ArrayDataPtr values_cmp, comparable(values));
+    if (SameValues(prev_cmp, values_cmp)) {
       it->second = std::move(values);  // later identity checks hit
       continue;
     }
-    if (emit_deltas_ && IsPrefixOf(prev, values)) {
-      sends.push_back(Send{
-          f.id, values->Slice(prev->length, values->length - prev->length), true, false});
+    if (emit_deltas_ && IsPrefixOf(prev_cmp, values_cmp)) {
+      sends.push_back(Send{f.id,
+                           values->Slice(prev->length, values->length - prev->length),
+                           true, false, endianness});
     } else if (!allow_replacement_) {
       return Status::Invalid(
           "dictionary ", f.id, " (field path ", PathToString(f.path),
           ") changed between batches in a way that is not an extension; the IPC file "
           "format cannot replace a dictionary (write a stream instead)");
     } else {
-      sends.push_back(Send{f.id, values, false, true});
+      sends.push_back(Send{f.id, values, false, true, endianness});
     }
     it->second = std::move(values);
   }

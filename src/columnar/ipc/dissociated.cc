@@ -375,6 +375,7 @@ Result<std::optional<RecordBatchPtr>> StreamReader::Next() {
       }
       QUIVER_ASSIGN_OR_RAISE(DecodedSchema decoded, DecodeSchema(*message, options_));
       schema_ = decoded.schema;
+      wire_endianness_ = decoded.wire_endianness;
       memo_ = std::make_unique<DictionaryMemo>(std::move(decoded.dictionaries));
       metadata_.erase(md);
       ++next_;
@@ -422,11 +423,13 @@ Result<std::optional<RecordBatchPtr>> StreamReader::Next() {
     }
     std::optional<RecordBatchPtr> out;
     if (message->type() == MessageType::kDictionaryBatch) {
-      QUIVER_RETURN_NOT_OK(
-          DecodeDictionaryBatch(*message, memo_.get(), resolver, options_).status());
+      QUIVER_RETURN_NOT_OK(DecodeDictionaryBatch(*message, memo_.get(), resolver,
+                                                 options_, wire_endianness_)
+                               .status());
     } else {
       QUIVER_ASSIGN_OR_RAISE(
-          auto batch, DecodeRecordBatch(*message, schema_, *memo_, resolver, options_));
+          auto batch, DecodeRecordBatch(*message, schema_, *memo_, resolver, options_,
+                                        wire_endianness_));
       out = std::move(batch);
     }
     to_free_.insert(to_free_.end(), used.begin(), used.end());

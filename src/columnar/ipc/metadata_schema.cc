@@ -548,16 +548,30 @@ Result<Offset<fb::Schema>> SchemaToFlatbuffer(FlatBufferBuilder& fbb,
   }
   auto fields_vec = fbb.CreateVector(fields);
   auto metadata = MetadataToFlatbuffer(fbb, schema.metadata().get());
-  return fb::CreateSchema(fbb, fb::Endianness::Little, fields_vec, metadata);
+  // Big only for arrays a reader kept big-endian (their buffers are written
+  // as they are).
+  const fb::Endianness endianness = schema.endianness() == Endianness::kBig
+                                        ? fb::Endianness::Big
+                                        : fb::Endianness::Little;
+  return fb::CreateSchema(fbb, endianness, fields_vec, metadata);
 }
 
 Result<DecodedSchema> SchemaFromFlatbuffer(const fb::Schema* schema,
                                            const IpcReadOptions& options) {
   if (schema == nullptr) return Status::Invalid("missing schema");
-  if (schema->endianness() != fb::Endianness::Little) {
-    return Status::NotImplemented("big-endian data is not supported");
-  }
   DecodedSchema out;
+  switch (schema->endianness()) {
+    case fb::Endianness::Little:
+      out.wire_endianness = Endianness::kLittle;
+      break;
+    case fb::Endianness::Big:
+      out.wire_endianness = Endianness::kBig;
+      break;
+    default:
+      return Status::Invalid("schema: unknown endianness ",
+                             static_cast<int>(schema->endianness()),
+                             " (0 little, 1 big)");
+  }
   SchemaDecoder decoder(options, &out.dictionaries);
   FieldVector fields;
   if (schema->fields() != nullptr) {
@@ -571,8 +585,11 @@ Result<DecodedSchema> SchemaFromFlatbuffer(const fb::Schema* schema,
       fields.push_back(std::move(field));
     }
   }
-  out.schema = quiver::schema(std::move(fields),
-                              MetadataFromFlatbuffer(schema->custom_metadata()));
+  // Converted to native order on read unless asked to keep it.
+  const Endianness endianness =
+      options.ensure_native_endian ? Endianness::kLittle : out.wire_endianness;
+  out.schema = quiver::schema(
+      std::move(fields), MetadataFromFlatbuffer(schema->custom_metadata()), endianness);
   return out;
 }
 

@@ -66,6 +66,7 @@ Status RecordBatchStreamReader::ReadSchema() {
   auto decoded = DecodeSchema(m, options_);
   if (!decoded.ok()) return Failed(decoded.status(), Context(&m));
   schema_ = decoded->schema;
+  wire_endianness_ = decoded->wire_endianness;
   memo_ = DictionaryMemo(std::move(decoded->dictionaries));
   return Status::OK();
 }
@@ -86,7 +87,8 @@ Result<RecordBatchPtr> RecordBatchStreamReader::Next() {
     ++stats_.num_messages;
     const BodyResolver resolver = PackedBodyResolver(m->body());
     if (m->type() == MessageType::kRecordBatch) {
-      auto batch = DecodeRecordBatch(*m, schema_, memo_, resolver, options_);
+      auto batch =
+          DecodeRecordBatch(*m, schema_, memo_, resolver, options_, wire_endianness_);
       if (!batch.ok()) {
         failed_ = Failed(batch.status(), Context(m.get()));
         return failed_;
@@ -95,7 +97,8 @@ Result<RecordBatchPtr> RecordBatchStreamReader::Next() {
       return batch;
     }
     if (m->type() == MessageType::kDictionaryBatch) {
-      auto update = DecodeDictionaryBatch(*m, &memo_, resolver, options_);
+      auto update =
+          DecodeDictionaryBatch(*m, &memo_, resolver, options_, wire_endianness_);
       if (!update.ok()) {
         failed_ = Failed(update.status(), Context(m.get()));
         return failed_;
@@ -201,6 +204,7 @@ Status RecordBatchFileReader::ReadFooter() {
   auto decoded = internal::SchemaFromFlatbuffer(f->schema(), options_);
   if (!decoded.ok()) return decoded.status().WithContext("IPC file: footer schema");
   schema_ = decoded->schema;
+  wire_endianness_ = decoded->wire_endianness;
   memo_ = DictionaryMemo(std::move(decoded->dictionaries));
   footer_metadata_ = internal::MetadataFromFlatbuffer(f->custom_metadata());
   QUIVER_RETURN_NOT_OK(
@@ -224,8 +228,8 @@ Status RecordBatchFileReader::ReadDictionaries() {
                              " is sent in full twice; the file format does not allow "
                              "dictionary replacement");
     }
-    auto update =
-        DecodeDictionaryBatch(**m, &memo_, PackedBodyResolver((*m)->body()), options_);
+    auto update = DecodeDictionaryBatch(**m, &memo_, PackedBodyResolver((*m)->body()),
+                                        options_, wire_endianness_);
     if (!update.ok()) return update.status().WithContext(context);
   }
   return Status::OK();
@@ -246,8 +250,8 @@ Result<RecordBatchPtr> RecordBatchFileReader::ReadRecordBatch(int i) const {
     return Status::Invalid(context, ": expected a RecordBatch, found ",
                            MessageTypeName((*m)->type()));
   }
-  auto batch =
-      DecodeRecordBatch(**m, schema_, memo_, PackedBodyResolver((*m)->body()), options_);
+  auto batch = DecodeRecordBatch(**m, schema_, memo_, PackedBodyResolver((*m)->body()),
+                                 options_, wire_endianness_);
   if (!batch.ok()) return batch.status().WithContext(context);
   return batch;
 }

@@ -214,6 +214,7 @@ class StreamReader {
   std::optional<uint32_t> end_;
   uint32_t next_ = 0;
   SchemaPtr schema_;
+  Endianness wire_endianness_ = Endianness::kLittle;  // of the bodies
   std::unique_ptr<DictionaryMemo> memo_;
   std::vector<uint64_t> to_free_;
 };

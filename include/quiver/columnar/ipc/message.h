@@ -128,9 +128,12 @@ class DictionaryMemo {
   Result<ArrayDataPtr> GetDictionary(int64_t id) const;
   // Applies one dictionary batch: a delta is appended (a copy into `pool`,
   // null meaning the default pool), anything else replaces. A delta for an
-  // id that has no dictionary yet is an error.
+  // id that has no dictionary yet is an error. `endianness` is the byte
+  // order of `values` and of the dictionary held (big-endian ones are
+  // appended through little-endian copies).
   Result<DictionaryUpdate> Apply(int64_t id, bool is_delta, ArrayDataPtr values,
-                                 MemoryPool* pool);
+                                 MemoryPool* pool,
+                                 Endianness endianness = Endianness::kLittle);
 
  private:
   DictionaryFieldMap fields_;
@@ -146,6 +149,7 @@ class DictionaryWriteTracker {
     ArrayDataPtr values;  // all values, or only the new ones of a delta
     bool is_delta = false;
     bool is_replacement = false;
+    Endianness endianness = Endianness::kLittle;  // the batch schema's
   };
 
   // `allow_replacement` false (the file format) makes a changed dictionary
@@ -159,7 +163,8 @@ class DictionaryWriteTracker {
   const DictionaryFieldMap& fields() const { return fields_; }
   // The dictionary batches to send before `batch`, in sending order; empty
   // when every dictionary equals the one sent last. Comparison is by
-  // identity first, then by value.
+  // identity first, then by value (of little-endian copies for a batch whose
+  // schema is big-endian).
   Result<std::vector<Send>> Collect(const RecordBatch& batch);
 
  private:
@@ -204,9 +209,11 @@ struct BatchPayload {
 
 Result<BatchPayload> AssembleRecordBatch(const RecordBatch& batch,
                                          const IpcWriteOptions& options);
-// The one-column batch of a dictionary batch message.
+// The one-column batch of a dictionary batch message; `endianness` is the
+// byte order of `values` (that of the schema it belongs to).
 Result<BatchPayload> AssembleDictionary(const ArrayDataPtr& values,
-                                        const IpcWriteOptions& options);
+                                        const IpcWriteOptions& options,
+                                        Endianness endianness = Endianness::kLittle);
 
 // A batch message ready to frame or send: its Message flatbuffer (offsets
 // into a packed body) and its payload.
@@ -273,10 +280,13 @@ class Message {
   bool is_delta_ = false;
 };
 
-// A decoded Schema message.
+// A decoded Schema message. `schema` says big-endian only if the message
+// did and options.ensure_native_endian was false; `wire_endianness` is what
+// the message said, to pass to the batch decoders.
 struct DecodedSchema {
   SchemaPtr schema;
   DictionaryFieldMap dictionaries;
+  Endianness wire_endianness = Endianness::kLittle;
 };
 Result<DecodedSchema> DecodeSchema(const Message& message,
                                    const IpcReadOptions& options = {});
@@ -294,15 +304,20 @@ BodyResolver PackedBodyResolver(std::shared_ptr<Buffer> body);
 // schema; every size is checked before use; dictionaries come from `memo`.
 // Buffers are the resolver's (zero-copy) unless decompressed or misaligned.
 // Runs Validate() (and ValidateFull() with options.validate_full).
-Result<RecordBatchPtr> DecodeRecordBatch(const Message& message, const SchemaPtr& schema,
-                                         const DictionaryMemo& memo,
-                                         const BodyResolver& resolver,
-                                         const IpcReadOptions& options = {});
+// `wire_endianness` is the byte order of the body (DecodedSchema's): a
+// big-endian body is byte-swapped to little-endian when
+// options.ensure_native_endian (`schema` should then say little-endian), and
+// otherwise kept as it is, after the same checks on a swapped copy.
+Result<RecordBatchPtr> DecodeRecordBatch(
+    const Message& message, const SchemaPtr& schema, const DictionaryMemo& memo,
+    const BodyResolver& resolver, const IpcReadOptions& options = {},
+    Endianness wire_endianness = Endianness::kLittle);
 
-// Decodes a DictionaryBatch message and applies it to `memo`.
-Result<DictionaryUpdate> DecodeDictionaryBatch(const Message& message,
-                                               DictionaryMemo* memo,
-                                               const BodyResolver& resolver,
-                                               const IpcReadOptions& options = {});
+// Decodes a DictionaryBatch message and applies it to `memo` (byte order as
+// for DecodeRecordBatch; `memo` holds the dictionaries in the order the
+// batches will have).
+Result<DictionaryUpdate> DecodeDictionaryBatch(
+    const Message& message, DictionaryMemo* memo, const BodyResolver& resolver,
+    const IpcReadOptions& options = {}, Endianness wire_endianness = Endianness::kLittle);
 
 }  // namespace quiver::ipc

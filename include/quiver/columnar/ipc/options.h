@@ -85,6 +85,17 @@ struct IpcReadOptions {
   // number of tables in one metadata flatbuffer.
   int32_t max_flatbuffer_depth = 128;
   int32_t max_flatbuffer_tables = 1000000;
+  // Data whose Schema message says `endianness: Big`: when true, every
+  // buffer with a byte order (integers, floats, decimals, offsets, sizes,
+  // views, dictionary indices, ...) is byte-swapped into new memory from
+  // `pool` and the schema read says little-endian, so the batches are like
+  // any others. When false, the buffers keep the big-endian bytes (zero-copy)
+  // and the schema says Endianness::kBig: such batches are for passing
+  // through (a writer writes them back out as big-endian); validation,
+  // equality and printing do not interpret their values. The reader checks
+  // them either way, on a byte-swapped copy. Little-endian data is never
+  // touched.
+  bool ensure_native_endian = true;
 
   static IpcReadOptions Defaults() { return IpcReadOptions(); }
 };

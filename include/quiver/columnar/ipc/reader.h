@@ -68,6 +68,7 @@ class RecordBatchStreamReader final : public RecordBatchReader {
   std::unique_ptr<MessageReader> messages_;
   IpcReadOptions options_;
   SchemaPtr schema_;
+  Endianness wire_endianness_ = Endianness::kLittle;  // of the bodies
   DictionaryMemo memo_;
   ReadStats stats_;
   Status failed_;
@@ -116,6 +117,7 @@ class RecordBatchFileReader {
   std::shared_ptr<Buffer> file_;
   IpcReadOptions options_;
   SchemaPtr schema_;
+  Endianness wire_endianness_ = Endianness::kLittle;  // of the bodies
   DictionaryMemo memo_;
   MetadataVersion version_ = MetadataVersion::kV5;
   MetadataPtr footer_metadata_;
