@@ -141,6 +141,12 @@ Status Fill(ArrayBuilder* b, const DataType& t, int64_t i, bool nullable) {
       }
       return Status::OK();
     }
+    case TypeId::kRunEndEncoded: {  // runs of one to three slots
+      auto* r = static_cast<RunEndEncodedBuilder*>(b);
+      if (r->length() > 0 && i % 3 != 0) return r->ExtendRun();
+      QUIVER_RETURN_NOT_OK(r->Append());
+      return Fill(r->value_builder(), *t.value_type(), i, true);
+    }
     case TypeId::kDictionary: {
       auto* d = static_cast<DictionaryBuilder*>(b);
       if (IsBaseBinary(t.value_type()->id())) {
@@ -236,6 +242,11 @@ Result<std::vector<Seed>> MakeSeeds(ArenaPool* pool) {
       {"empty_and_null", {null(), utf8(), list(int32())}, 0, 0, -1},
       {"null_column", {null(), int64()}, 12, 0, -1},
       {"views", {utf8_view(), binary_view(), list(utf8_view())}, 25, 0, -1},
+      {"run_end_encoded",
+       {run_end_encoded(int32(), utf8()), run_end_encoded(int16(), int64())},
+       26,
+       5,
+       17},
       {"unions_and_list_views",
        {sparse_union({field("i", int32()), field("s", utf8())}),
         dense_union({field("d", float64()), field("b", boolean())}), list_view(int16())},
