@@ -122,7 +122,7 @@ TEST(DescriptorSpec, QuiverStreamParsesWithTheSpecAlone) {
     }
     const auto* offsets = reinterpret_cast<const int32_t*>(msg.pairs[3].first);
     const auto* chars = reinterpret_cast<const char*>(msg.pairs[4].first);
-    const auto& names = static_cast<const StringArray&>(*batch.column(1));
+    const StringArray names(batch.column_data(1));
     for (int64_t i = 0; i < batch.num_rows(); ++i) {
       EXPECT_EQ(std::string(chars + offsets[i], offsets[i + 1] - offsets[i]),
                 names.GetView(i));
