@@ -156,7 +156,7 @@ TEST(LayoutTest, BuffersOfEachKindOfType) {
 
 TEST(LayoutTest, ByteOrderOfElements) {
   auto order = [](const TypePtr& t, int slot) {
-    const BufferLayout& b = LayoutOf(*t).buffers[static_cast<size_t>(slot)];
+    const BufferLayout b = LayoutOf(*t).buffers[static_cast<size_t>(slot)];
     return std::make_pair(b.byte_order, b.integer_width);
   };
   using P = std::pair<ByteOrder, int>;

@@ -13,8 +13,10 @@
 // buffers after the fixed ones.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <initializer_list>
 
 #include "quiver/columnar/type.h"
 
@@ -62,9 +64,31 @@ struct BufferLayout {
   bool MinimumBytes(int64_t offset, int64_t length, int64_t* out) const;
 };
 
+// A type's buffers: at most three (validity, offsets, data), held inline so
+// that describing a type allocates nothing.
+class BufferList {
+ public:
+  static constexpr size_t kMaxBuffers = 3;
+  BufferList() = default;
+  BufferList(std::initializer_list<BufferLayout> list) {
+    for (const BufferLayout& b : list) {
+      if (size_ < kMaxBuffers) items_[size_++] = b;  // no type has more
+    }
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const BufferLayout& operator[](size_t i) const { return items_[i]; }
+  const BufferLayout* begin() const { return items_.data(); }
+  const BufferLayout* end() const { return items_.data() + size_; }
+
+ private:
+  std::array<BufferLayout, kMaxBuffers> items_{};
+  size_t size_ = 0;
+};
+
 struct DataTypeLayout {
-  std::vector<BufferLayout> buffers;  // in ArrayData order, slot 0 included
-  bool variadic = false;              // views: variadic data buffers follow `buffers`
+  BufferList buffers;     // in ArrayData order, slot 0 included
+  bool variadic = false;  // views: variadic data buffers follow `buffers`
 
   // Buffers in IPC (V5) and the C Data Interface: all but the always-null
   // slots (views: the fixed ones).
