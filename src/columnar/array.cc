@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "quiver/columnar/layout.h"
+
 namespace quiver {
 
 ArrayPtr Array::Slice(int64_t offset, int64_t length) const {
@@ -402,35 +404,22 @@ Result<ArrayDataPtr> MakeNullData(const TypePtr& type, int64_t length, MemoryPoo
   }
   const int64_t null_count = all_null ? length : 0;
   std::vector<std::shared_ptr<Buffer>> buffers{validity};
+  // The other buffers zeroed: values 0, offsets, sizes and views all empty
+  // (views inline, no variadic data buffer), no data bytes.
+  const DataTypeLayout layout = LayoutOf(*type);
+  for (size_t i = 1; i < layout.buffers.size(); ++i) {
+    const BufferLayout& b = layout.buffers[i];
+    int64_t elements = 0, bytes = 0;
+    if (!b.Elements(0, length, &elements) || !b.BytesFor(elements, &bytes)) {
+      return Status::Invalid("an array of ", length, " ", type->ToString(), ": the ",
+                             b.name, " buffer size overflows");
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto buf, AllocateZeroedBuffer(bytes, pool));
+    buffers.push_back(std::move(buf));
+  }
   std::vector<ArrayDataPtr> children;
-  if (IsBinaryView(id)) {  // empty inline views, no data buffer
-    QUIVER_ASSIGN_OR_RAISE(auto views, AllocateZeroedBuffer(16 * length, pool));
-    buffers.push_back(std::move(views));
-  } else if (IsPrimitive(id) || id == TypeId::kDictionary) {
-    int64_t bits = type->bit_width();
-    QUIVER_ASSIGN_OR_RAISE(
-        auto values, AllocateZeroedBuffer(bit_util::BytesForBits(bits * length), pool));
-    buffers.push_back(std::move(values));
-  } else if (IsBaseBinary(id) || id == TypeId::kList || id == TypeId::kLargeList ||
-             id == TypeId::kMap) {
-    int64_t width = IsLargeOffsets(id) ? 8 : 4;
-    QUIVER_ASSIGN_OR_RAISE(auto offsets,
-                           AllocateZeroedBuffer(width * (length + 1), pool));
-    buffers.push_back(std::move(offsets));
-    if (IsBaseBinary(id)) {
-      QUIVER_ASSIGN_OR_RAISE(auto bytes, AllocateBuffer(0, pool));
-      buffers.push_back(std::move(bytes));
-    } else {
-      QUIVER_ASSIGN_OR_RAISE(auto child,
-                             MakeNullData(type->value_type(), 0, pool, false));
-      children.push_back(std::move(child));
-    }
-  } else if (IsListView(id)) {  // empty views of an empty child
-    const int64_t width = id == TypeId::kLargeListView ? 8 : 4;
-    for (int k = 0; k < 2; ++k) {
-      QUIVER_ASSIGN_OR_RAISE(auto buf, AllocateZeroedBuffer(width * length, pool));
-      buffers.push_back(std::move(buf));
-    }
+  if (id == TypeId::kList || id == TypeId::kLargeList || id == TypeId::kMap ||
+      IsListView(id)) {  // empty lists of an empty child
     QUIVER_ASSIGN_OR_RAISE(auto child, MakeNullData(type->value_type(), 0, pool, false));
     children.push_back(std::move(child));
   } else if (id == TypeId::kFixedSizeList) {

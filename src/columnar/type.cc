@@ -135,16 +135,7 @@ bool IsBinaryView(TypeId id) {
   return id == TypeId::kBinaryView || id == TypeId::kStringView;
 }
 
-int LayoutBufferCount(TypeId id) {
-  if (id == TypeId::kNull || id == TypeId::kRunEndEncoded) return 0;
-  if (IsPrimitive(id) || id == TypeId::kDictionary || IsBinaryView(id)) return 2;
-  if (IsBaseBinary(id)) return 3;
-  if (id == TypeId::kSparseUnion) return 1;
-  if (id == TypeId::kDenseUnion) return 2;
-  if (IsListView(id)) return 3;
-  if (id == TypeId::kList || id == TypeId::kLargeList || id == TypeId::kMap) return 2;
-  return 1;  // struct, fixed_size_list
-}
+// LayoutBufferCount: layout.cc, from the same description as LayoutOf.
 
 // ---------------------------------------------------------------------------
 // DataType

@@ -6,6 +6,7 @@
 #include "columnar/run_end_util.h"
 #include "columnar/validate_internal.h"
 #include "quiver/columnar/array.h"
+#include "quiver/columnar/layout.h"
 
 namespace quiver {
 
@@ -16,10 +17,6 @@ namespace {
 // Deeper nesting is refused so that a hostile type cannot exhaust the stack
 // of the recursive checks (or of the type's own recursive Equals/ToString).
 constexpr int kMaxNestingDepth = 512;
-
-int64_t BytesForBitsNoOverflow(int64_t bits) {
-  return bits / 8 + (bits % 8 != 0 ? 1 : 0);
-}
 
 // ---------------------------------------------------------------------------
 // Types
@@ -183,7 +180,7 @@ Status CheckLengths(const ArrayData& d) {
   return Status::OK();
 }
 
-Status CheckBufferSlots(const ArrayData& d) {
+Status CheckBufferSlots(const ArrayData& d, const DataTypeLayout& layout) {
   const DataType& t = *d.type;
   for (size_t i = 0; i < d.buffers.size(); ++i) {
     const Buffer* b = d.buffers[i].get();
@@ -193,7 +190,7 @@ Status CheckBufferSlots(const ArrayData& d) {
       return InvalidArray(t, "buffer ", i, " has ", b->size(), " bytes but no address");
     }
   }
-  if (t.id() == TypeId::kNull) {
+  if (t.id() == TypeId::kNull) {  // slot 0 (always null) may be left out
     if (d.buffers.size() > 1) {
       return InvalidArray(t, "expected at most 1 buffer, got ", d.buffers.size());
     }
@@ -206,8 +203,9 @@ Status CheckBufferSlots(const ArrayData& d) {
     }
     return Status::OK();
   }
+  const size_t expected = layout.buffers.size();
   if (t.id() == TypeId::kRunEndEncoded) {  // slot 0 kept, as unions keep it
-    if (d.buffers.size() != 1 || d.buffers[0] != nullptr) {
+    if (d.buffers.size() != expected || d.buffers[0] != nullptr) {
       return InvalidArray(t,
                           "expected exactly 1 buffer slot, null (a run-end encoded "
                           "array has no buffers; its nulls are its values')");
@@ -218,29 +216,23 @@ Status CheckBufferSlots(const ArrayData& d) {
     }
     return Status::OK();
   }
-  if (IsUnion(t.id())) {  // slot 0 kept for a validity bitmap unions do not have
-    const size_t expected = static_cast<size_t>(LayoutBufferCount(t.id())) + 1;
-    if (d.buffers.size() != expected) {
-      return InvalidArray(t, "expected ", expected, " buffers (the first null), got ",
-                          d.buffers.size());
-    }
-    if (d.buffers[0] != nullptr) {
-      return InvalidArray(t,
-                          "a union has no validity bitmap (its nulls are its "
-                          "children's)");
-    }
-    return Status::OK();
-  }
-  const size_t expected = static_cast<size_t>(LayoutBufferCount(t.id()));
-  if (IsBinaryView(t.id())) {  // then any number of variadic data buffers
+  if (layout.variadic) {  // then any number of variadic data buffers
     if (d.buffers.size() < expected) {
       return InvalidArray(t, "expected at least ", expected, " buffers, got ",
                           d.buffers.size());
     }
-    return Status::OK();
+  } else if (d.buffers.size() != expected) {
+    // A union keeps slot 0 for a validity bitmap it does not have.
+    return InvalidArray(t, "expected ", expected, " buffers",
+                        IsUnion(t.id()) ? " (the first null)" : "", ", got ",
+                        d.buffers.size());
   }
-  if (d.buffers.size() != expected) {
-    return InvalidArray(t, "expected ", expected, " buffers, got ", d.buffers.size());
+  for (size_t i = 0; i < expected; ++i) {
+    if (layout.buffers[i].kind == BufferKind::kAlwaysNull && d.buffers[i] != nullptr) {
+      return InvalidArray(t,
+                          "a union has no validity bitmap (its nulls are its "
+                          "children's)");
+    }
   }
   return Status::OK();
 }
@@ -259,41 +251,37 @@ Status CheckBufferSize(const ArrayData& d, int i, const char* what, int64_t need
                       " are needed for offset ", d.offset, " + length ", d.length);
 }
 
-Status CheckValidityBitmap(const ArrayData& d) {
-  if (d.type->id() == TypeId::kNull) return Status::OK();
-  if (d.buffers[0] == nullptr) {
-    if (d.null_count > 0) {
-      return InvalidArray(*d.type, "null_count is ", d.null_count,
-                          " but there is no validity bitmap");
+// Each buffer of the layout holds what offset + length slots need (data
+// buffers: see CheckOffsetsLayout); a validity bitmap may be missing when
+// there are no nulls.
+Status CheckBufferSizes(const ArrayData& d, const DataTypeLayout& layout) {
+  for (size_t i = 0; i < layout.buffers.size(); ++i) {
+    const BufferLayout& b = layout.buffers[i];
+    if (b.kind == BufferKind::kAlwaysNull || b.kind == BufferKind::kData) continue;
+    if (b.kind == BufferKind::kValidity && d.buffers[i] == nullptr) {
+      if (d.null_count > 0) {
+        return InvalidArray(*d.type, "null_count is ", d.null_count,
+                            " but there is no validity bitmap");
+      }
+      continue;
     }
-    return Status::OK();
+    int64_t needed;
+    if (!b.MinimumBytes(d.offset, d.length, &needed)) {
+      return InvalidArray(*d.type, "offset + length ", d.offset + d.length,
+                          " overflows the ", b.name, " buffer size");
+    }
+    QUIVER_RETURN_NOT_OK(CheckBufferSize(d, static_cast<int>(i), b.name, needed));
   }
-  return CheckBufferSize(d, 0, "validity", BytesForBitsNoOverflow(d.offset + d.length));
+  return Status::OK();
 }
 
-// The values buffer (slot 1) holds offset + length values of `bit_width` bits.
-Status CheckFixedWidthValues(const ArrayData& d, int64_t bit_width) {
-  int64_t bits;
-  if (__builtin_mul_overflow(d.offset + d.length, bit_width, &bits)) {
-    return InvalidArray(*d.type, "offset + length ", d.offset + d.length, " values of ",
-                        bit_width, " bits overflow");
-  }
-  return CheckBufferSize(d, 1, "values", BytesForBitsNoOverflow(bits));
-}
-
-// The offsets buffer (slot 1) of a binary or list array: offset + length + 1
-// entries when length > 0 (an empty array may have none at all), the first
+// The offsets (slot 1, long enough: CheckBufferSizes) of a binary or list
+// array when length > 0 (an empty array may have none at all): the first
 // one non-negative and no greater than the last, the last within `limit`
 // (the data buffer's size or the child's length).
 template <typename O>
 Status CheckOffsetsLayout(const ArrayData& d, int64_t limit, const char* limit_what) {
   if (d.length == 0) return Status::OK();
-  int64_t needed;
-  if (d.offset + d.length == std::numeric_limits<int64_t>::max() ||
-      __builtin_mul_overflow(d.offset + d.length + 1, int64_t{sizeof(O)}, &needed)) {
-    return InvalidArray(*d.type, "offsets buffer size overflows");
-  }
-  QUIVER_RETURN_NOT_OK(CheckBufferSize(d, 1, "offsets", needed));
   const uint8_t* base = d.buffers[1]->data();
   const int64_t first = LoadValue<O>(base, d.offset);
   const int64_t last = LoadValue<O>(base, d.offset + d.length);
@@ -367,31 +355,6 @@ Status CheckStructLayout(const ArrayData& d) {
   return Status::OK();
 }
 
-// Type codes (slot 1) for offset + length slots; dense: as many int32
-// offsets (slot 2); sparse: children at least offset + length long.
-Status CheckUnionLayout(const ArrayData& d) {
-  QUIVER_RETURN_NOT_OK(CheckFixedWidthValues(d, 8));
-  if (d.type->id() == TypeId::kSparseUnion) return CheckStructLayout(d);
-  int64_t needed;
-  if (__builtin_mul_overflow(d.offset + d.length, int64_t{4}, &needed)) {
-    return InvalidArray(*d.type, "offset + length ", d.offset + d.length,
-                        " offsets overflow");
-  }
-  return CheckBufferSize(d, 2, "offsets", needed);
-}
-
-// Offsets (slot 1) and sizes (slot 2) of `width` bytes for offset + length
-// slots; ValidateFull checks each view against the child.
-Status CheckListViewLayout(const ArrayData& d, int64_t width) {
-  int64_t needed;
-  if (__builtin_mul_overflow(d.offset + d.length, width, &needed)) {
-    return InvalidArray(*d.type, "offset + length ", d.offset + d.length,
-                        " offsets overflow");
-  }
-  QUIVER_RETURN_NOT_OK(CheckBufferSize(d, 1, "offsets", needed));
-  return CheckBufferSize(d, 2, "sizes", needed);
-}
-
 // As many run ends as values, none null; when there are slots, a first run
 // end above 0 and a last one reaching offset + length (each in between is
 // checked by ValidateFull).
@@ -433,16 +396,13 @@ Status CheckDictionaryLayout(const ArrayData& d, int depth) {
   if (d.dictionary == nullptr) return InvalidArray(t, "the dictionary is missing");
   QUIVER_RETURN_NOT_OK(CheckArrayType(t, t.value_type(), d.dictionary->type,
                                       "dictionary values", depth + 1));
-  QUIVER_RETURN_NOT_OK(CheckFixedWidthValues(d, t.index_type()->bit_width()));
   return ValidateNode(*d.dictionary, depth + 1).WithContext("dictionary values");
 }
 
-// Checks that depend on the type, once lengths, slots and children are known
-// to be sound.
+// Checks that depend on the type, once lengths, slots, buffer sizes and
+// children are known to be sound.
 Status CheckTypeLayout(const ArrayData& d, int depth) {
-  const TypeId id = d.type->id();
-  if (IsPrimitive(id)) return CheckFixedWidthValues(d, d.type->bit_width());
-  switch (id) {
+  switch (d.type->id()) {
     case TypeId::kString:
     case TypeId::kBinary:
       return CheckBinaryLayout<int32_t>(d);
@@ -454,26 +414,19 @@ Status CheckTypeLayout(const ArrayData& d, int depth) {
       return CheckOffsetsLayout<int32_t>(d, d.child_data[0]->length, "child array");
     case TypeId::kLargeList:
       return CheckOffsetsLayout<int64_t>(d, d.child_data[0]->length, "child array");
-    case TypeId::kBinaryView:
-    case TypeId::kStringView:
-      return CheckFixedWidthValues(d, 128);  // the views; ValidateFull checks each
     case TypeId::kFixedSizeList:
       return CheckFixedSizeListLayout(d);
     case TypeId::kStruct:
       return CheckStructLayout(d);
     case TypeId::kDictionary:
       return CheckDictionaryLayout(d, depth);
-    case TypeId::kSparseUnion:
-    case TypeId::kDenseUnion:
-      return CheckUnionLayout(d);
-    case TypeId::kListView:
-      return CheckListViewLayout(d, 4);
-    case TypeId::kLargeListView:
-      return CheckListViewLayout(d, 8);
+    case TypeId::kSparseUnion:  // children at least offset + length long
+      return CheckStructLayout(d);
     case TypeId::kRunEndEncoded:
       return CheckRunEndEncodedLayout(d);
-    default:
-      return Status::OK();  // null
+    default:  // the buffers are all there is (views and list views: ValidateFull
+              // checks each against the data buffers or the child)
+      return Status::OK();
   }
 }
 
@@ -484,8 +437,9 @@ Status ValidateNode(const ArrayData& d, int depth) {
     return InvalidArray(t, "arrays are nested deeper than ", kMaxNestingDepth, " levels");
   }
   QUIVER_RETURN_NOT_OK(CheckLengths(d));
-  QUIVER_RETURN_NOT_OK(CheckBufferSlots(d));
-  QUIVER_RETURN_NOT_OK(CheckValidityBitmap(d));
+  const DataTypeLayout layout = LayoutOf(t);
+  QUIVER_RETURN_NOT_OK(CheckBufferSlots(d, layout));
+  QUIVER_RETURN_NOT_OK(CheckBufferSizes(d, layout));
   if (t.id() != TypeId::kDictionary && d.dictionary != nullptr) {
     return InvalidArray(t, "unexpected dictionary on a non-dictionary array");
   }

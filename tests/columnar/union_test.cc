@@ -163,7 +163,7 @@ TEST(Unions, ValidateStructure) {
       make(SparseType(), {test::BitmapOf({true, true, true}), codes})->Validate(),
       "no validity bitmap"));
   EXPECT_TRUE(IsInvalidWith(make(SparseType(), {nullptr, codes}, 4)->Validate(),
-                            "values buffer has 3 bytes but 4"));
+                            "type ids buffer has 3 bytes but 4"));
   EXPECT_TRUE(IsInvalidWith(
       make(DenseType(), {nullptr, codes, BufferOf<int32_t>({0, 0})})->Validate(),
       "offsets buffer has 8 bytes but 12"));

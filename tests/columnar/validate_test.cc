@@ -318,7 +318,7 @@ TEST(ValidateTest, Dictionaries) {
   EXPECT_TRUE(IsInvalidWith(V(d), "dictionary values: string: last offset 5"));
   d = std::make_shared<ArrayData>(*good);
   d->buffers[1] = ExactBuffer("ab");
-  EXPECT_TRUE(IsInvalidWith(V(d), "dictionary: the values buffer has 2 bytes but 3"));
+  EXPECT_TRUE(IsInvalidWith(V(d), "dictionary: the indices buffer has 2 bytes but 3"));
   d = std::make_shared<ArrayData>(*good);
   d->child_data = {Int32Data(3)};
   EXPECT_TRUE(IsInvalidWith(V(d), "dictionary: expected 0 child arrays, got 1"));

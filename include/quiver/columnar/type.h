@@ -376,13 +376,15 @@ bool IsListView(TypeId id);      // list_view, large_list_view
 bool IsRunEndType(TypeId id);    // int16, int32, int64: the run end types
 
 // Number of buffers in the Arrow layout of a type (validity included; null
-// has 0), as counted by IPC and the C Data Interface. For views, the fixed
-// part (validity and views): their variadic data buffers come after. Unions
-// have no validity buffer in either (sparse 1: type ids; dense 2: type ids,
-// offsets); in ArrayData they keep slot 0 for it, always null, so a union's
-// ArrayData has LayoutBufferCount + 1 buffers. List views have 3
-// (validity, offsets, sizes). Run-end encoded arrays have 0 (their ArrayData
-// keeps the null slot 0 as unions do).
+// has 0), as counted by IPC and the C Data Interface: LayoutOf(type)
+// .num_wire_buffers() (quiver/columnar/layout.h, which describes each
+// buffer). For views, the fixed part (validity and views): their variadic
+// data buffers come after. Unions have no validity buffer in either
+// (sparse 1: type ids; dense 2: type ids, offsets); in ArrayData they keep
+// slot 0 for it, always null, so a union's ArrayData has
+// LayoutBufferCount + 1 buffers. List views have 3 (validity, offsets,
+// sizes). Run-end encoded arrays have 0 (their ArrayData keeps the null
+// slot 0 as unions do).
 int LayoutBufferCount(TypeId id);
 
 // ---- Compile-time tags for templated arrays and builders ----

@@ -12,6 +12,7 @@
 
 #include "columnar/c_data/c_data_internal.h"
 #include "quiver/columnar/c_data.h"
+#include "quiver/columnar/layout.h"
 
 namespace quiver {
 
@@ -155,46 +156,33 @@ void DiscardArray(ExportedArray* p) {
 
 Status FillArray(const ArrayDataPtr& data, ArrowArray* out, int depth);
 
-// The buffer pointers of `d` in the C layout (the null type has none). Views
-// add their data buffers and, last, the buffer of the data buffers' sizes.
+// The buffer pointers of `d` in the C layout: LayoutOf its type without the
+// always-null slots (the null type and run-end encoded arrays have no
+// buffers, unions no validity buffer). Only a validity bitmap may be NULL
+// (no nulls); other missing buffers point at zeros. Views add their data
+// buffers and, last, the buffer of the data buffers' sizes.
 void CollectBuffers(const ArrayData& d, std::vector<const void*>* out,
                     std::vector<int64_t>* variadic_sizes) {
-  // The null type and run-end encoded arrays have no buffers.
-  if (d.type->id() == TypeId::kNull || d.type->id() == TypeId::kRunEndEncoded) return;
-  if (IsUnion(d.type->id())) {  // no validity buffer: type ids (and offsets)
-    for (int i = 1; i <= LayoutBufferCount(d.type->id()); ++i) {
-      const Buffer* b =
-          i < static_cast<int>(d.buffers.size()) ? d.buffers[i].get() : nullptr;
-      out->push_back(b != nullptr && b->data() != nullptr ? b->data() : kZeros);
-    }
-    return;
-  }
-  if (IsBinaryView(d.type->id())) {
-    out->push_back(d.GetNullCount() == 0 || d.buffers[0] == nullptr
-                       ? nullptr
-                       : d.buffers[0]->data());
-    out->push_back(d.buffers.size() > 1 && d.buffers[1] != nullptr ? d.buffers[1]->data()
-                                                                   : kZeros);
-    for (size_t i = 2; i < d.buffers.size(); ++i) {
-      const Buffer* b = d.buffers[i].get();
-      out->push_back(b != nullptr && b->data() != nullptr ? b->data() : kZeros);
-      variadic_sizes->push_back(b != nullptr ? b->size() : 0);
-    }
-    out->push_back(variadic_sizes->empty() ? static_cast<const void*>(kZeros)
-                                           : variadic_sizes->data());
-    return;
-  }
-  const int n = LayoutBufferCount(d.type->id());
-  out->resize(static_cast<size_t>(n), nullptr);
-  for (int i = 0; i < n; ++i) {
-    const Buffer* b =
-        i < static_cast<int>(d.buffers.size()) ? d.buffers[i].get() : nullptr;
+  const DataTypeLayout layout = LayoutOf(*d.type);
+  for (size_t i = 0; i < layout.buffers.size(); ++i) {
+    const BufferKind kind = layout.buffers[i].kind;
+    if (kind == BufferKind::kAlwaysNull) continue;
+    const Buffer* b = i < d.buffers.size() ? d.buffers[i].get() : nullptr;
     const void* ptr = b != nullptr ? b->data() : nullptr;
-    // Only the validity bitmap may be missing: it means "no nulls".
-    if (ptr == nullptr && i > 0) ptr = kZeros;
-    (*out)[i] = ptr;
+    if (kind == BufferKind::kValidity) {
+      out->push_back(d.GetNullCount() == 0 ? nullptr : ptr);
+    } else {
+      out->push_back(ptr != nullptr ? ptr : kZeros);
+    }
   }
-  if (d.GetNullCount() == 0) (*out)[0] = nullptr;
+  if (!layout.variadic) return;
+  for (size_t i = layout.buffers.size(); i < d.buffers.size(); ++i) {
+    const Buffer* b = d.buffers[i].get();
+    out->push_back(b != nullptr && b->data() != nullptr ? b->data() : kZeros);
+    variadic_sizes->push_back(b != nullptr ? b->size() : 0);
+  }
+  out->push_back(variadic_sizes->empty() ? static_cast<const void*>(kZeros)
+                                         : variadic_sizes->data());
 }
 
 Status FillArrayData(const ArrayDataPtr& data, ExportedArray* p, int depth) {

@@ -15,6 +15,7 @@
 #include "columnar/c_data/import_internal.h"
 #include "columnar/validate_internal.h"
 #include "quiver/columnar/c_data.h"
+#include "quiver/columnar/layout.h"
 
 namespace quiver {
 
@@ -35,8 +36,6 @@ struct ImportedArrayOwner {
   }
 };
 
-int64_t BytesForBits(int64_t bits) { return bits / 8 + (bits % 8 != 0 ? 1 : 0); }
-
 class ArrayImporter {
  public:
   explicit ArrayImporter(std::shared_ptr<const void> owner) : owner_(std::move(owner)) {}
@@ -47,17 +46,15 @@ class ArrayImporter {
  private:
   Status CheckNode(const ArrowArray* a, const DataType& type, const std::string& what);
   Status ImportBuffers(const ArrowArray& a, ArrayData* d, const std::string& what);
-  Status ImportValidity(const ArrowArray& a, ArrayData* d, const std::string& what);
+  Status ImportValidity(const ArrowArray& a, const BufferLayout& b, ArrayData* d,
+                        const std::string& what);
   // Buffer i of `a`, which must hold `size` bytes.
   Result<std::shared_ptr<Buffer>> Required(const ArrowArray& a, int i, int64_t size,
                                            const char* name, const std::string& what);
   template <typename O>
-  Status ImportOffsets(const ArrowArray& a, ArrayData* d, int64_t* last,
-                       const std::string& what);
-  Status ImportValueData(const ArrowArray& a, ArrayData* d, int64_t size,
-                         const std::string& what);
-  Status ImportViews(const ArrowArray& a, ArrayData* d, const std::string& what);
-  Status ImportUnion(const ArrowArray& a, ArrayData* d, const std::string& what);
+  Status ImportOffsets(const ArrowArray& a, int i, const BufferLayout& b, ArrayData* d,
+                       int slot, int64_t* last, const std::string& what);
+  Status ImportVariadic(const ArrowArray& a, ArrayData* d, const std::string& what);
   Status ImportChildren(const ArrowArray& a, ArrayData* d, const std::string& what,
                         int depth);
 
@@ -66,10 +63,6 @@ class ArrayImporter {
 
 int64_t ExpectedChildren(const DataType& type) {
   return IsNested(type.id()) ? type.num_fields() : 0;
-}
-
-int64_t ExpectedBuffers(const DataType& type) {
-  return type.id() == TypeId::kNull ? 0 : LayoutBufferCount(type.id());
 }
 
 Status ArrayImporter::CheckNode(const ArrowArray* a, const DataType& type,
@@ -86,8 +79,9 @@ Status ArrayImporter::CheckNode(const ArrowArray* a, const DataType& type,
     return Status::Invalid(what, " has null_count ", a->null_count,
                            " outside [-1, length ", a->length, "]");
   }
-  const int64_t buffers = ExpectedBuffers(type);
-  if (IsBinaryView(type.id())) {
+  const DataTypeLayout layout = LayoutOf(type);
+  const int64_t buffers = layout.num_wire_buffers();
+  if (layout.variadic) {
     // validity, views, any number of data buffers, their sizes
     if (a->n_buffers < buffers + 1) {
       return Status::Invalid(what, " of type ", type.ToString(), " has ", a->n_buffers,
@@ -132,8 +126,8 @@ Result<std::shared_ptr<Buffer>> ArrayImporter::Required(const ArrowArray& a, int
                          a.length);
 }
 
-Status ArrayImporter::ImportValidity(const ArrowArray& a, ArrayData* d,
-                                     const std::string& what) {
+Status ArrayImporter::ImportValidity(const ArrowArray& a, const BufferLayout& b,
+                                     ArrayData* d, const std::string& what) {
   if (a.buffers[0] == nullptr) {
     if (a.null_count > 0) {
       return Status::Invalid(what, " has null_count ", a.null_count,
@@ -143,31 +137,31 @@ Status ArrayImporter::ImportValidity(const ArrowArray& a, ArrayData* d,
     return Status::OK();
   }
   d->null_count = a.null_count;  // -1 stays unknown: computed on demand
-  d->buffers[0] = Buffer::Wrap(static_cast<const uint8_t*>(a.buffers[0]),
-                               BytesForBits(a.offset + a.length), owner_);
+  int64_t size = 0;
+  b.MinimumBytes(a.offset, a.length, &size);  // CheckNode: offset + length fits
+  d->buffers[0] = Buffer::Wrap(static_cast<const uint8_t*>(a.buffers[0]), size, owner_);
   return Status::OK();
 }
 
-// Offsets in buffer 1: offset + length + 1 entries; *last is the last one,
+// Offsets in C buffer i: offset + length + 1 entries; *last is the last one,
 // which bounds the data buffer or the child array. An empty array may omit
 // the buffer entirely.
 template <typename O>
-Status ArrayImporter::ImportOffsets(const ArrowArray& a, ArrayData* d, int64_t* last,
+Status ArrayImporter::ImportOffsets(const ArrowArray& a, int i, const BufferLayout& b,
+                                    ArrayData* d, int slot, int64_t* last,
                                     const std::string& what) {
   *last = 0;
-  if (a.length == 0 && a.buffers[1] == nullptr) {
-    d->buffers[1] = Buffer::Wrap(ZeroSizeArea(), 0);
+  if (a.length == 0 && a.buffers[i] == nullptr) {
+    d->buffers[slot] = Buffer::Wrap(ZeroSizeArea(), 0);
     return Status::OK();
   }
-  const int64_t entries = a.offset + a.length + 1;
-  if (entries > std::numeric_limits<int64_t>::max() / static_cast<int64_t>(sizeof(O))) {
+  int64_t entries, size;
+  if (!b.Elements(a.offset, a.length, &entries) || !b.BytesFor(entries, &size)) {
     return Status::Invalid(what, ": the offsets buffer size overflows");
   }
-  QUIVER_ASSIGN_OR_RAISE(
-      d->buffers[1],
-      Required(a, 1, entries * static_cast<int64_t>(sizeof(O)), "offsets", what));
+  QUIVER_ASSIGN_OR_RAISE(d->buffers[slot], Required(a, i, size, b.name, what));
   O value;
-  std::memcpy(&value, d->buffers[1]->data() + (entries - 1) * sizeof(O), sizeof(O));
+  std::memcpy(&value, d->buffers[slot]->data() + (entries - 1) * sizeof(O), sizeof(O));
   if (value < 0) {
     return Status::Invalid(what, ": the last offset ", value, " is negative");
   }
@@ -175,6 +169,9 @@ Status ArrayImporter::ImportOffsets(const ArrowArray& a, ArrayData* d, int64_t* 
   return Status::OK();
 }
 
+// The C buffers in LayoutOf order without the always-null slots (a union's
+// and a run-end encoded array's slot 0), each as long as offset + length
+// needs (data: the last offset); then a view's variadic data buffers.
 Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
                                     const std::string& what) {
   const DataType& type = *d->type;
@@ -182,95 +179,58 @@ Status ArrayImporter::ImportBuffers(const ArrowArray& a, ArrayData* d,
     d->null_count = a.length;
     return Status::OK();
   }
-  if (IsUnion(type.id())) return ImportUnion(a, d, what);
-  if (type.id() == TypeId::kRunEndEncoded) {  // no buffers: the children hold all
-    if (a.null_count > 0) {
-      return Status::Invalid(what, " of type ", type.ToString(), " has null_count ",
-                             a.null_count,
-                             ": a run-end encoded array has no nulls of its own (its "
-                             "values have them)");
-    }
-    d->null_count = 0;
-    d->buffers.assign(1, nullptr);
-    return Status::OK();
-  }
-  d->buffers.resize(static_cast<size_t>(a.n_buffers));
-  QUIVER_RETURN_NOT_OK(ImportValidity(a, d, what));
-  const int64_t end = a.offset + a.length;
-  const DataType& fixed = type.id() == TypeId::kDictionary ? *type.index_type() : type;
-  if (IsPrimitive(fixed.id())) {
-    int64_t bits;
-    if (__builtin_mul_overflow(end, int64_t{fixed.bit_width()}, &bits)) {
-      return Status::Invalid(what, ": offset + length ", end, " values overflow");
-    }
-    QUIVER_ASSIGN_OR_RAISE(d->buffers[1],
-                           Required(a, 1, BytesForBits(bits), "values", what));
-    return Status::OK();
-  }
-  int64_t last = 0;
-  switch (type.id()) {
-    case TypeId::kBinaryView:
-    case TypeId::kStringView:
-      return ImportViews(a, d, what);
-    case TypeId::kString:
-    case TypeId::kBinary:
-      QUIVER_RETURN_NOT_OK(ImportOffsets<int32_t>(a, d, &last, what));
-      return ImportValueData(a, d, last, what);
-    case TypeId::kLargeString:
-    case TypeId::kLargeBinary:
-      QUIVER_RETURN_NOT_OK(ImportOffsets<int64_t>(a, d, &last, what));
-      return ImportValueData(a, d, last, what);
-    case TypeId::kList:
-    case TypeId::kMap:
-      return ImportOffsets<int32_t>(a, d, &last, what);
-    case TypeId::kLargeList:
-      return ImportOffsets<int64_t>(a, d, &last, what);
-    case TypeId::kListView:
-    case TypeId::kLargeListView: {  // offsets and sizes; views checked by validation
-      const int64_t width = type.id() == TypeId::kListView ? 4 : 8;
-      if (end > std::numeric_limits<int64_t>::max() / width) {
-        return Status::Invalid(what, ": offset + length ", end, " views overflow");
-      }
-      QUIVER_ASSIGN_OR_RAISE(d->buffers[1], Required(a, 1, end * width, "offsets", what));
-      QUIVER_ASSIGN_OR_RAISE(d->buffers[2], Required(a, 2, end * width, "sizes", what));
-      return Status::OK();
-    }
-    default:
-      return Status::OK();  // struct, fixed_size_list: the validity bitmap only
-  }
-}
-
-// Unions: no validity buffer (nulls are the children's): C buffer 0 holds the
-// int8 type ids, for dense buffer 1 the int32 offsets. In ArrayData they go
-// to slots 1 and 2, slot 0 staying null.
-Status ArrayImporter::ImportUnion(const ArrowArray& a, ArrayData* d,
-                                  const std::string& what) {
-  if (a.null_count > 0) {
-    return Status::Invalid(what, " of type ", d->type->ToString(), " has null_count ",
+  if (IsUnion(type.id()) && a.null_count > 0) {
+    return Status::Invalid(what, " of type ", type.ToString(), " has null_count ",
                            a.null_count, ": a union has no nulls of its own");
   }
-  d->null_count = 0;
-  const int64_t end = a.offset + a.length;
-  d->buffers.assign(static_cast<size_t>(a.n_buffers) + 1, nullptr);
-  QUIVER_ASSIGN_OR_RAISE(d->buffers[1], Required(a, 0, end, "type ids", what));
-  if (d->type->id() == TypeId::kDenseUnion) {
-    if (end > std::numeric_limits<int64_t>::max() / 4) {
-      return Status::Invalid(what, ": offset + length ", end, " offsets overflow");
-    }
-    QUIVER_ASSIGN_OR_RAISE(d->buffers[2], Required(a, 1, end * 4, "offsets", what));
+  if (type.id() == TypeId::kRunEndEncoded && a.null_count > 0) {
+    return Status::Invalid(what, " of type ", type.ToString(), " has null_count ",
+                           a.null_count,
+                           ": a run-end encoded array has no nulls of its own (its "
+                           "values have them)");
   }
-  return Status::OK();
+  const DataTypeLayout layout = LayoutOf(type);
+  d->buffers.assign(layout.buffers.size(), nullptr);
+  int i = 0;         // the C buffer
+  int64_t last = 0;  // the last offset
+  for (size_t slot = 0; slot < layout.buffers.size(); ++slot) {
+    const BufferLayout& b = layout.buffers[slot];
+    const int s = static_cast<int>(slot);
+    switch (b.kind) {
+      case BufferKind::kAlwaysNull:
+        d->null_count = 0;
+        continue;
+      case BufferKind::kValidity:
+        QUIVER_RETURN_NOT_OK(ImportValidity(a, b, d, what));
+        break;
+      case BufferKind::kOffsets:
+        QUIVER_RETURN_NOT_OK(b.byte_width == 4
+                                 ? ImportOffsets<int32_t>(a, i, b, d, s, &last, what)
+                                 : ImportOffsets<int64_t>(a, i, b, d, s, &last, what));
+        break;
+      case BufferKind::kData: {
+        QUIVER_ASSIGN_OR_RAISE(d->buffers[slot], Required(a, i, last, b.name, what));
+        break;
+      }
+      default: {
+        int64_t size;
+        if (!b.MinimumBytes(a.offset, a.length, &size)) {
+          return Status::Invalid(what, ": offset + length ", a.offset + a.length,
+                                 " overflows the ", b.name, " buffer size");
+        }
+        QUIVER_ASSIGN_OR_RAISE(d->buffers[slot], Required(a, i, size, b.name, what));
+        break;
+      }
+    }
+    ++i;
+  }
+  return layout.variadic ? ImportVariadic(a, d, what) : Status::OK();
 }
 
-// Views: 16 bytes per slot; then n_buffers - 3 data buffers whose sizes the
-// last buffer holds (int64 each).
-Status ArrayImporter::ImportViews(const ArrowArray& a, ArrayData* d,
-                                  const std::string& what) {
-  const int64_t end = a.offset + a.length;
-  if (end > std::numeric_limits<int64_t>::max() / 16) {
-    return Status::Invalid(what, ": offset + length ", end, " views overflow");
-  }
-  QUIVER_ASSIGN_OR_RAISE(d->buffers[1], Required(a, 1, end * 16, "views", what));
+// Views: after the views, n_buffers - 3 data buffers whose sizes the last
+// buffer holds (int64 each).
+Status ArrayImporter::ImportVariadic(const ArrowArray& a, ArrayData* d,
+                                     const std::string& what) {
   const int64_t data_buffers = a.n_buffers - 3;
   const void* sizes_ptr = a.buffers[a.n_buffers - 1];
   if (data_buffers > 0 && sizes_ptr == nullptr) {
@@ -286,13 +246,6 @@ Status ArrayImporter::ImportViews(const ArrowArray& a, ArrayData* d,
     QUIVER_ASSIGN_OR_RAISE(d->buffers[static_cast<size_t>(2 + k)],
                            Required(a, static_cast<int>(2 + k), size, "view data", what));
   }
-  return Status::OK();
-}
-
-// The data buffer (2) of a binary array, `size` bytes: the last offset.
-Status ArrayImporter::ImportValueData(const ArrowArray& a, ArrayData* d, int64_t size,
-                                      const std::string& what) {
-  QUIVER_ASSIGN_OR_RAISE(d->buffers[2], Required(a, 2, size, "data", what));
   return Status::OK();
 }
 

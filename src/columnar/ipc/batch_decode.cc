@@ -12,15 +12,14 @@
 // returned, or with options.ensure_native_endian false the big-endian ones.
 
 #include <cstring>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "columnar/ipc/compression.h"
 #include "columnar/ipc/endian_swap.h"
 #include "columnar/ipc/metadata_internal.h"
-#include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/message.h"
+#include "quiver/columnar/layout.h"
 
 namespace quiver::ipc {
 
@@ -47,10 +46,11 @@ Status CountLayout(const DataType& type, int depth, int max_depth,
     return Status::Invalid("type nested deeper than ", max_depth, " levels");
   }
   ++*nodes;
-  *buffers += LayoutBufferCount(type.id());
+  const DataTypeLayout layout = LayoutOf(type);
+  *buffers += layout.num_wire_buffers();
   // V4 writers put a validity buffer entry first in a union's.
   if (IsUnion(type.id()) && md.version == MetadataVersion::kV4) ++*buffers;
-  if (IsBinaryView(type.id())) {
+  if (layout.variadic) {
     if (*views >= md.variadic_buffer_counts.size()) {
       return Status::Invalid("batch has ", md.variadic_buffer_counts.size(),
                              " variadic buffer counts, the schema has more view fields");
@@ -127,6 +127,7 @@ class ArrayLoader {
   }
 
  private:
+  // The node's buffers as LayoutOf its type lists them, then its children.
   Status LoadInto(const FieldNode& node, std::vector<int>* path, int depth,
                   ArrayData* out) {
     const TypeId id = out->type->id();
@@ -135,54 +136,98 @@ class ArrayLoader {
       out->null_count = node.length;
       return Status::OK();
     }
-    if (IsUnion(id)) return LoadUnion(node, path, depth, out);
-    if (id == TypeId::kRunEndEncoded) return LoadRunEndEncoded(node, path, depth, out);
-    QUIVER_ASSIGN_OR_RAISE(auto validity, LoadValidity(node));
-    out->buffers.push_back(std::move(validity));
-    if (out->buffers[0] == nullptr) out->null_count = 0;
+    if (id == TypeId::kRunEndEncoded && node.null_count != 0) {
+      return Status::Invalid("a run-end encoded field node with null_count ",
+                             node.null_count,
+                             " (it has no nulls of its own: they are its values')");
+    }
+    // Unions have no validity bitmap since V5; a V4 message's validity entry
+    // comes first and must not hold nulls.
+    if (IsUnion(id) && md_.version == MetadataVersion::kV4) {
+      QUIVER_ASSIGN_OR_RAISE(auto validity, NextBuffer());
+      if (node.null_count > 0 && validity->size() > 0) {
+        return Status::NotImplemented("a V4 union with a validity bitmap of its own (",
+                                      node.null_count,
+                                      " nulls): unions have no validity bitmap since V5");
+      }
+    }
+    const DataTypeLayout layout = LayoutOf(*out->type);
+    int64_t last = 0;  // the last offset, which bounds the data or the child
+    for (const BufferLayout& b : layout.buffers) {
+      QUIVER_RETURN_NOT_OK(LoadBuffer(node, b, &last, out));
+    }
+    if (layout.variadic) {
+      if (view_index_ >= md_.variadic_buffer_counts.size()) {
+        return Status::Invalid("no variadic buffer count for this view field");
+      }
+      const int64_t n = md_.variadic_buffer_counts[view_index_++];
+      for (int64_t k = 0; k < n; ++k) {
+        QUIVER_ASSIGN_OR_RAISE(auto data, NextBuffer());
+        out->buffers.push_back(std::move(data));
+      }
+    }
     switch (id) {
-      case TypeId::kBool:
-        return LoadFixed(node, 1, /*bits=*/true, out);
-      case TypeId::kString:
-      case TypeId::kBinary:
       case TypeId::kList:
-      case TypeId::kMap:
-        return LoadVarSize<int32_t>(node, path, depth, out);
-      case TypeId::kLargeString:
-      case TypeId::kLargeBinary:
       case TypeId::kLargeList:
-        return LoadVarSize<int64_t>(node, path, depth, out);
-      case TypeId::kFixedSizeList:
-        return LoadFixedSizeList(node, path, depth, out);
-      case TypeId::kListView:
-        return LoadListView(node, 4, path, depth, out);
-      case TypeId::kLargeListView:
-        return LoadListView(node, 8, path, depth, out);
-      case TypeId::kStruct:
-        return LoadStruct(node, path, depth, out);
-      case TypeId::kDictionary:
-        return LoadDictionary(node, path, out);
-      case TypeId::kFixedSizeBinary:  // may be 0 bytes wide
-        return LoadFixed(node, out->type->byte_width(), /*bits=*/false, out);
-      case TypeId::kBinaryView:
-      case TypeId::kStringView: {
-        QUIVER_RETURN_NOT_OK(LoadFixed(node, 16, /*bits=*/false, out));
-        if (view_index_ >= md_.variadic_buffer_counts.size()) {
-          return Status::Invalid("no variadic buffer count for this view field");
-        }
-        const int64_t n = md_.variadic_buffer_counts[view_index_++];
-        for (int64_t k = 0; k < n; ++k) {
-          QUIVER_ASSIGN_OR_RAISE(auto data, NextBuffer());
-          out->buffers.push_back(std::move(data));
+      case TypeId::kMap: {
+        QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(0, path, depth, out));
+        if (child->length < last) {
+          return Status::Invalid("offsets reach ", last, " but the child has ",
+                                 child->length, " values");
         }
         return Status::OK();
       }
-      default: {
-        const int width = out->type->byte_width();
-        if (width <= 0) return Status::NotImplemented("type ", out->type->ToString());
-        return LoadFixed(node, width, /*bits=*/false, out);
+      case TypeId::kFixedSizeList:
+        return LoadFixedSizeList(node, path, depth, out);
+      case TypeId::kStruct:
+      case TypeId::kSparseUnion:
+      case TypeId::kDenseUnion:
+        return LoadFields(node, path, depth, out);
+      case TypeId::kListView:
+      case TypeId::kLargeListView:
+      case TypeId::kRunEndEncoded:
+        // Validation checks each view against the child, and that run ends
+        // and values agree and the runs cover the node.
+        for (int i = 0; i < out->type->num_fields(); ++i) {
+          QUIVER_RETURN_NOT_OK(LoadChild(i, path, depth, out).status());
+        }
+        return Status::OK();
+      case TypeId::kDictionary:
+        return LoadDictionary(path, out);
+      default:
+        return Status::OK();
+    }
+  }
+
+  // One buffer of the node's own: checked against what its length needs
+  // (data: the last offset).
+  Status LoadBuffer(const FieldNode& node, const BufferLayout& b, int64_t* last,
+                    ArrayData* out) {
+    if (b.kind == BufferKind::kAlwaysNull) {
+      out->buffers.push_back(nullptr);
+      out->null_count = 0;
+      return Status::OK();
+    }
+    if (b.kind == BufferKind::kOffsets) {
+      return b.byte_width == 4 ? LoadOffsets<int32_t>(node, b, out, last)
+                               : LoadOffsets<int64_t>(node, b, out, last);
+    }
+    QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
+    int64_t needed = *last;
+    if (b.kind == BufferKind::kValidity) {
+      if (node.null_count == 0) {  // bitmap not needed
+        out->buffers.push_back(nullptr);
+        out->null_count = 0;
+        return Status::OK();
       }
     }
+    if (b.kind != BufferKind::kData && !b.MinimumBytes(0, node.length, &needed)) {
+      return Status::Invalid("length ", node.length, " overflows the ", b.name,
+                             " buffer size");
+    }
+    if (buf->size() < needed) return TooShort(b.name, *buf, needed);
+    out->buffers.push_back(std::move(buf));
+    return Status::OK();
   }
 
   // The next buffer entry, resolved, decompressed and aligned.
@@ -223,28 +268,6 @@ class ArrayLoader {
                            " bytes, needs ", needed);
   }
 
-  Result<std::shared_ptr<Buffer>> LoadValidity(const FieldNode& node) {
-    QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
-    if (node.null_count == 0) return std::shared_ptr<Buffer>();  // bitmap not needed
-    const int64_t needed = bit_util::BytesForBits(node.length);
-    if (buf->size() < needed) return TooShort("validity", *buf, needed);
-    return buf;
-  }
-
-  Status LoadFixed(const FieldNode& node, int64_t width, bool bits, ArrayData* out,
-                   const char* what = "values") {
-    QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
-    int64_t needed;
-    if (bits) {
-      needed = bit_util::BytesForBits(node.length);
-    } else if (!MulOk(node.length, width, &needed)) {
-      return Status::Invalid("length ", node.length, " x ", width, " bytes overflows");
-    }
-    if (buf->size() < needed) return TooShort(what, *buf, needed);
-    out->buffers.push_back(std::move(buf));
-    return Status::OK();
-  }
-
   template <typename O>
   O OffsetAt(const Buffer& buf, int64_t i) const {
     const uint8_t* p = buf.data() + i * static_cast<int64_t>(sizeof(O));
@@ -254,48 +277,30 @@ class ArrayLoader {
     return v;
   }
 
-  // Loads the offsets and returns their first and last values.
+  // Loads the offsets and returns the last one. Unless the array is empty
+  // and has none at all, length + 1 of them (not only MinimumBytes: the
+  // first and last are read).
   template <typename O>
-  Status LoadOffsets(const FieldNode& node, ArrayData* out, int64_t* first,
+  Status LoadOffsets(const FieldNode& node, const BufferLayout& b, ArrayData* out,
                      int64_t* last) {
     QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
-    *first = *last = 0;
+    *last = 0;
     if (node.length == 0 && buf->size() == 0) {
       out->buffers.push_back(Buffer::SliceSafe(ZeroOffsets(), 0, sizeof(O)).ValueOrDie());
       return Status::OK();
     }
-    int64_t needed;
-    if (node.length == std::numeric_limits<int64_t>::max() ||
-        !MulOk(node.length + 1, static_cast<int64_t>(sizeof(O)), &needed)) {
+    int64_t entries, needed;
+    if (!b.Elements(0, node.length, &entries) || !b.BytesFor(entries, &needed)) {
       return Status::Invalid("length ", node.length, " overflows the offsets size");
     }
     if (buf->size() < needed) return TooShort("offsets", *buf, needed);
-    *first = OffsetAt<O>(*buf, 0);
+    const int64_t first = OffsetAt<O>(*buf, 0);
     *last = OffsetAt<O>(*buf, node.length);
-    if (*first < 0 || *last < *first) {
-      return Status::Invalid("offsets buffer ", last_index_, " runs from ", *first,
-                             " to ", *last);
+    if (first < 0 || *last < first) {
+      return Status::Invalid("offsets buffer ", last_index_, " runs from ", first, " to ",
+                             *last);
     }
     out->buffers.push_back(std::move(buf));
-    return Status::OK();
-  }
-
-  template <typename O>
-  Status LoadVarSize(const FieldNode& node, std::vector<int>* path, int depth,
-                     ArrayData* out) {
-    int64_t first, last;
-    QUIVER_RETURN_NOT_OK(LoadOffsets<O>(node, out, &first, &last));
-    if (IsBaseBinary(out->type->id())) {
-      QUIVER_ASSIGN_OR_RAISE(auto data, NextBuffer());
-      if (data->size() < last) return TooShort("data", *data, last);
-      out->buffers.push_back(std::move(data));
-      return Status::OK();
-    }
-    QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(0, path, depth, out));
-    if (child->length < last) {
-      return Status::Invalid("offsets reach ", last, " but the child has ", child->length,
-                             " values");
-    }
     return Status::OK();
   }
 
@@ -313,68 +318,20 @@ class ArrayLoader {
     return Status::OK();
   }
 
-  // Offsets and sizes, one of `width` bytes per slot, then the child; each
-  // view is checked against the child by validation.
-  Status LoadListView(const FieldNode& node, int64_t width, std::vector<int>* path,
-                      int depth, ArrayData* out) {
-    QUIVER_RETURN_NOT_OK(LoadFixed(node, width, /*bits=*/false, out, "offsets"));
-    QUIVER_RETURN_NOT_OK(LoadFixed(node, width, /*bits=*/false, out, "sizes"));
-    return LoadChild(0, path, depth, out).status();
-  }
-
-  Status LoadStruct(const FieldNode& node, std::vector<int>* path, int depth,
+  // Struct and union children; those of a struct and a sparse union as long
+  // as the node.
+  Status LoadFields(const FieldNode& node, std::vector<int>* path, int depth,
                     ArrayData* out) {
+    const TypeId id = out->type->id();
     for (int i = 0; i < out->type->num_fields(); ++i) {
       QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(i, path, depth, out));
-      if (child->length < node.length) {
-        return Status::Invalid("struct child ", i, " has ", child->length,
-                               " values, needs ", node.length);
+      if (id != TypeId::kDenseUnion && child->length < node.length) {
+        return Status::Invalid(id == TypeId::kStruct ? "struct" : "sparse union",
+                               " child ", i, " has ", child->length, " values, needs ",
+                               node.length);
       }
     }
     return Status::OK();
-  }
-
-  // Unions: type ids (and dense offsets) with no validity bitmap; a V4
-  // message's validity entry comes first and must not hold nulls (a union
-  // has none of its own since V5). Sparse children as long as the union.
-  Status LoadUnion(const FieldNode& node, std::vector<int>* path, int depth,
-                   ArrayData* out) {
-    if (md_.version == MetadataVersion::kV4) {
-      QUIVER_ASSIGN_OR_RAISE(auto validity, NextBuffer());
-      if (node.null_count > 0 && validity->size() > 0) {
-        return Status::NotImplemented("a V4 union with a validity bitmap of its own (",
-                                      node.null_count,
-                                      " nulls): unions have no validity bitmap since V5");
-      }
-    }
-    out->buffers.push_back(nullptr);
-    out->null_count = 0;
-    QUIVER_RETURN_NOT_OK(LoadFixed(node, 1, /*bits=*/false, out, "type ids"));
-    const bool dense = out->type->id() == TypeId::kDenseUnion;
-    if (dense) QUIVER_RETURN_NOT_OK(LoadFixed(node, 4, /*bits=*/false, out, "offsets"));
-    for (int i = 0; i < out->type->num_fields(); ++i) {
-      QUIVER_ASSIGN_OR_RAISE(auto child, LoadChild(i, path, depth, out));
-      if (!dense && child->length < node.length) {
-        return Status::Invalid("sparse union child ", i, " has ", child->length,
-                               " values, needs ", node.length);
-      }
-    }
-    return Status::OK();
-  }
-
-  // No buffers: the run ends child, then the values child (validation
-  // checks that they agree and that the runs cover the node's length).
-  Status LoadRunEndEncoded(const FieldNode& node, std::vector<int>* path, int depth,
-                           ArrayData* out) {
-    if (node.null_count != 0) {
-      return Status::Invalid("a run-end encoded field node with null_count ",
-                             node.null_count,
-                             " (it has no nulls of its own: they are its values')");
-    }
-    out->buffers.push_back(nullptr);
-    out->null_count = 0;
-    QUIVER_RETURN_NOT_OK(LoadChild(0, path, depth, out).status());
-    return LoadChild(1, path, depth, out).status();
   }
 
   Result<ArrayDataPtr> LoadChild(int i, std::vector<int>* path, int depth,
@@ -387,9 +344,8 @@ class ArrayLoader {
     return *child;
   }
 
-  Status LoadDictionary(const FieldNode& node, std::vector<int>* path, ArrayData* out) {
-    const int width = out->type->index_type()->byte_width();
-    QUIVER_RETURN_NOT_OK(LoadFixed(node, width, /*bits=*/false, out));
+  // The indices are loaded; the values come from the memo.
+  Status LoadDictionary(std::vector<int>* path, ArrayData* out) {
     QUIVER_ASSIGN_OR_RAISE(int64_t id, memo_.fields().IdForPath(*path));
     QUIVER_ASSIGN_OR_RAISE(out->dictionary, memo_.GetDictionary(id));
     return Status::OK();

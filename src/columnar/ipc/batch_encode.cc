@@ -15,6 +15,7 @@
 #include "columnar/run_end_util.h"
 #include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/message.h"
+#include "quiver/columnar/layout.h"
 
 namespace quiver::ipc {
 
@@ -46,71 +47,30 @@ class PayloadAssembler {
       AddNode(a.length, a.length);
       return Status::OK();
     }
-    if (IsUnion(id)) return VisitUnion(a, depth);
     if (id == TypeId::kRunEndEncoded) return VisitRunEndEncoded(a, depth);
-    const int64_t null_count = a.GetNullCount();
+    // A union has no nulls of its own, nor (V5) a validity buffer.
+    const int64_t null_count = IsUnion(id) ? 0 : a.GetNullCount();
     AddNode(a.length, null_count);
-    if (null_count == 0) {
-      AddBuffer(nullptr);
-    } else {
-      QUIVER_RETURN_NOT_OK(AddBitmap(a, 0, "validity"));
+    const DataTypeLayout layout = LayoutOf(*a.type);
+    int64_t first = 0, last = 0;  // the span of the data or child the offsets cover
+    for (size_t i = 0; i < layout.buffers.size(); ++i) {
+      const BufferLayout& b = layout.buffers[i];
+      if (b.kind == BufferKind::kValidity && null_count == 0) {
+        AddBuffer(nullptr);
+        continue;
+      }
+      QUIVER_RETURN_NOT_OK(AddOwnBuffer(a, b, static_cast<int>(i), &first, &last));
     }
-    switch (id) {
-      case TypeId::kBool:
-        return AddBitmap(a, 1, "values");
-      case TypeId::kString:
-      case TypeId::kBinary:
-      case TypeId::kList:
-      case TypeId::kMap:
-        return VisitVarSize<int32_t>(a, depth);
-      case TypeId::kLargeString:
-      case TypeId::kLargeBinary:
-      case TypeId::kLargeList:
-        return VisitVarSize<int64_t>(a, depth);
-      case TypeId::kListView:
-      case TypeId::kLargeListView: {
-        // The slice's offsets and sizes; the child whole (the offsets index it).
-        const int64_t width = id == TypeId::kListView ? 4 : 8;
-        QUIVER_RETURN_NOT_OK(AddValues(a, width, 1, "offsets"));
-        QUIVER_RETURN_NOT_OK(AddValues(a, width, 2, "sizes"));
-        QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
-        return Visit(*child, depth + 1);
+    if (layout.variadic) {
+      // Every data buffer whole (the views name them by index and offset).
+      const int64_t n = static_cast<int64_t>(a.buffers.size()) -
+                        static_cast<int64_t>(layout.buffers.size());
+      for (int64_t k = 0; k < n; ++k) {
+        AddBuffer(a.buffers[layout.buffers.size() + static_cast<size_t>(k)]);
       }
-      case TypeId::kFixedSizeList: {
-        const int64_t size = a.type->list_size();
-        QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
-        return Visit(*child->Slice(a.offset * size, a.length * size), depth + 1);
-      }
-      case TypeId::kStruct:
-        for (int i = 0; i < static_cast<int>(a.child_data.size()); ++i) {
-          QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, i));
-          if (a.offset == 0 && child->length == a.length) {
-            QUIVER_RETURN_NOT_OK(Visit(*child, depth + 1));
-          } else {
-            QUIVER_RETURN_NOT_OK(Visit(*child->Slice(a.offset, a.length), depth + 1));
-          }
-        }
-        return Status::OK();
-      case TypeId::kDictionary:
-        return AddValues(a, a.type->index_type()->byte_width());
-      case TypeId::kFixedSizeBinary:
-        return AddValues(a, a.type->byte_width());  // may be 0 bytes wide
-      case TypeId::kBinaryView:
-      case TypeId::kStringView: {
-        // The views of the slice, then every data buffer whole (the views
-        // name them by index and offset).
-        QUIVER_RETURN_NOT_OK(AddValues(a, 16));
-        const int64_t n = static_cast<int64_t>(a.buffers.size()) - 2;
-        for (int64_t k = 0; k < n; ++k) AddBuffer(a.buffers[static_cast<size_t>(2 + k)]);
-        out_->metadata.variadic_buffer_counts.push_back(n);
-        return Status::OK();
-      }
-      default:
-        if (a.type->byte_width() <= 0) {
-          return Status::NotImplemented("IPC writer: type ", a.type->ToString());
-        }
-        return AddValues(a, a.type->byte_width());
+      out_->metadata.variadic_buffer_counts.push_back(n);
     }
+    return VisitChildren(a, first, last, depth);
   }
 
   // Compresses if asked and lays the buffers out in the body.
@@ -189,12 +149,86 @@ class PayloadAssembler {
     return Status::OK();
   }
 
-  // Unions (V5): no validity buffer; the type codes of the slice; dense: its
-  // offsets as they are, with every child whole (the offsets index it);
-  // sparse: the children sliced like a struct's.
-  // No buffers and no nulls of its own; a slice is sent as the runs its
-  // slots use, their ends counted from its first slot (a field node has no
-  // offset), the values they name sliced zero-copy.
+  // Buffer `i` of `a`, as the slice needs it on the wire: bitmaps re-aligned
+  // to bit 0, fixed-width elements of the slice, offsets re-based to 0 (and
+  // [*first, *last) the span they cover), data that span.
+  Status AddOwnBuffer(const ArrayData& a, const BufferLayout& b, int i, int64_t* first,
+                      int64_t* last) {
+    switch (b.kind) {
+      case BufferKind::kAlwaysNull:
+        return Status::OK();
+      case BufferKind::kValidity:
+      case BufferKind::kBitmap:
+        return AddBitmap(a, i, b.name);
+      case BufferKind::kFixedWidth:
+        return AddValues(a, b.byte_width, i, b.name);
+      case BufferKind::kOffsets:
+        return b.byte_width == 4 ? AddOffsets<int32_t>(a, first, last)
+                                 : AddOffsets<int64_t>(a, first, last);
+      case BufferKind::kData: {
+        if (*last == *first) {
+          AddBuffer(nullptr);
+          return Status::OK();
+        }
+        QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, i, b.name));
+        auto data = Buffer::SliceSafe(*slot, *first, *last - *first);
+        if (!data.ok()) {
+          return data.status().WithContext("array of " + a.type->ToString());
+        }
+        AddBuffer(std::move(*data));
+        return Status::OK();
+      }
+    }
+    return Status::OK();
+  }
+
+  // The children a slice uses: a list's the span its offsets cover; a
+  // fixed-size list's its lists' values; a struct's and a sparse union's
+  // sliced alike; a dense union's and a list view's whole (their offsets
+  // index them).
+  Status VisitChildren(const ArrayData& a, int64_t first, int64_t last, int depth) {
+    switch (a.type->id()) {
+      case TypeId::kList:
+      case TypeId::kLargeList:
+      case TypeId::kMap: {
+        QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
+        if (last > child->length) {
+          return Status::Invalid("array of ", a.type->ToString(), ": offsets reach ",
+                                 last, " but the child has ", child->length, " values");
+        }
+        if (first == 0 && last == child->length) return Visit(*child, depth + 1);
+        return Visit(*child->Slice(first, last - first), depth + 1);
+      }
+      case TypeId::kFixedSizeList: {
+        const int64_t size = a.type->list_size();
+        QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
+        return Visit(*child->Slice(a.offset * size, a.length * size), depth + 1);
+      }
+      case TypeId::kStruct:
+      case TypeId::kSparseUnion:
+      case TypeId::kDenseUnion:
+      case TypeId::kListView:
+      case TypeId::kLargeListView: {
+        const bool whole =
+            a.type->id() != TypeId::kStruct && a.type->id() != TypeId::kSparseUnion;
+        for (int i = 0; i < a.type->num_fields(); ++i) {
+          QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, i));
+          if (whole || (a.offset == 0 && child->length == a.length)) {
+            QUIVER_RETURN_NOT_OK(Visit(*child, depth + 1));
+          } else {
+            QUIVER_RETURN_NOT_OK(Visit(*child->Slice(a.offset, a.length), depth + 1));
+          }
+        }
+        return Status::OK();
+      }
+      default:
+        return Status::OK();
+    }
+  }
+
+  // Run-end encoded: no buffers and no nulls of its own; a slice is sent as
+  // the runs its slots use, their ends counted from its first slot (a field
+  // node has no offset), the values they name sliced zero-copy.
   Status VisitRunEndEncoded(const ArrayData& a, int depth) {
     QUIVER_RETURN_NOT_OK(Child(a, 0).status());
     QUIVER_RETURN_NOT_OK(Child(a, 1).status());
@@ -228,22 +262,6 @@ class PayloadAssembler {
       default:
         return internal::LoadBigEndian<int64_t>(values + 8 * k);
     }
-  }
-
-  Status VisitUnion(const ArrayData& a, int depth) {
-    AddNode(a.length, 0);
-    QUIVER_RETURN_NOT_OK(AddValues(a, 1, 1, "type ids"));
-    const bool dense = a.type->id() == TypeId::kDenseUnion;
-    if (dense) QUIVER_RETURN_NOT_OK(AddValues(a, 4, 2, "offsets"));
-    for (int i = 0; i < a.type->num_fields(); ++i) {
-      QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, i));
-      if (dense || (a.offset == 0 && child->length == a.length)) {
-        QUIVER_RETURN_NOT_OK(Visit(*child, depth + 1));
-      } else {
-        QUIVER_RETURN_NOT_OK(Visit(*child->Slice(a.offset, a.length), depth + 1));
-      }
-    }
-    return Status::OK();
   }
 
   Status AddValues(const ArrayData& a, int64_t width, int index = 1,
@@ -312,30 +330,6 @@ class PayloadAssembler {
     rebased->ZeroPadding();
     AddBuffer(std::move(rebased));
     return Status::OK();
-  }
-
-  template <typename O>
-  Status VisitVarSize(const ArrayData& a, int depth) {
-    int64_t first, last;
-    QUIVER_RETURN_NOT_OK(AddOffsets<O>(a, &first, &last));
-    if (IsBaseBinary(a.type->id())) {
-      if (last == first) {
-        AddBuffer(nullptr);
-        return Status::OK();
-      }
-      QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, 2, "data"));
-      auto data = Buffer::SliceSafe(*slot, first, last - first);
-      if (!data.ok()) return data.status().WithContext("array of " + a.type->ToString());
-      AddBuffer(std::move(*data));
-      return Status::OK();
-    }
-    QUIVER_ASSIGN_OR_RAISE(auto child, Child(a, 0));
-    if (last > child->length) {
-      return Status::Invalid("array of ", a.type->ToString(), ": offsets reach ", last,
-                             " but the child has ", child->length, " values");
-    }
-    if (first == 0 && last == child->length) return Visit(*child, depth + 1);
-    return Visit(*child->Slice(first, last - first), depth + 1);
   }
 
   const IpcWriteOptions& options_;

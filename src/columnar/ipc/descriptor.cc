@@ -129,7 +129,7 @@ Status CheckBody(std::string_view message, BodyType type, ParsedBatch* batch,
       if (!st.ok()) {
         const LayoutBuffer& slot = batch->layout.buffers[i];
         return st.WithContext(batch->layout.Describe(slot.node) + ": buffer " +
-                              std::to_string(i) + " (" + RoleName(slot.role) + ") at " +
+                              std::to_string(i) + " (" + slot.buffer.name + ") at " +
                               Hex(p.address) + ", length " + std::to_string(p.length));
       }
     }

@@ -2,7 +2,6 @@
 
 #include <limits>
 
-#include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/descriptor.h"
 #include "quiver/util/string_builder.h"
 
@@ -25,32 +24,15 @@ Status AddToLayout(const DataType& type, const std::string* name, int parent, in
   }
   const int node = static_cast<int>(out->nodes.size());
   out->nodes.push_back(LayoutNode{&type, name, parent});
-  const TypeId id = type.id();
-  if (id == TypeId::kNull) return Status::OK();
-  if (IsUnion(id)) {
-    // IPC V5 has no validity buffer for unions; V4 writes an empty one.
-    if (shape->md->version < MetadataVersion::kV5) {
-      out->buffers.push_back(LayoutBuffer{node, Role::kValidity});
-    }
-    out->buffers.push_back(LayoutBuffer{node, Role::kTypeIds});
-    if (id == TypeId::kDenseUnion) {
-      out->buffers.push_back(LayoutBuffer{node, Role::kUnionOffsets});
-    }
-    for (const FieldPtr& child : type.fields()) {
-      QUIVER_RETURN_NOT_OK(
-          AddToLayout(*child->type(), &child->name(), node, depth + 1, shape, out));
-    }
-    return Status::OK();
+  // IPC V5 has no validity buffer for unions; V4 writes an empty one.
+  if (IsUnion(type.id()) && shape->md->version < MetadataVersion::kV5) {
+    out->buffers.push_back(LayoutBuffer{node, BufferLayout{BufferKind::kValidity}});
   }
-  if (id == TypeId::kRunEndEncoded) {  // no buffers: run ends, values
-    for (const FieldPtr& child : type.fields()) {
-      QUIVER_RETURN_NOT_OK(
-          AddToLayout(*child->type(), &child->name(), node, depth + 1, shape, out));
-    }
-    return Status::OK();
+  const DataTypeLayout own = LayoutOf(type);
+  for (const BufferLayout& b : own.buffers) {
+    if (b.kind != BufferKind::kAlwaysNull) out->buffers.push_back(LayoutBuffer{node, b});
   }
-  out->buffers.push_back(LayoutBuffer{node, Role::kValidity});
-  if (IsBinaryView(id)) {
+  if (own.variadic) {
     const auto& counts = shape->md->variadic_buffer_counts;
     if (shape->views >= counts.size()) {
       return Status::Invalid("message has ", counts.size(),
@@ -62,34 +44,10 @@ Status AddToLayout(const DataType& type, const std::string* name, int parent, in
                              name != nullptr ? *name : "", "' is not in 0..",
                              kMaxDescriptorBuffers);
     }
-    out->buffers.push_back(LayoutBuffer{node, Role::kViews});
     for (int64_t k = 0; k < n; ++k) {
-      out->buffers.push_back(LayoutBuffer{node, Role::kVariadicData});
+      out->buffers.push_back(
+          LayoutBuffer{node, BufferLayout{BufferKind::kData, "variadic data"}});
     }
-    return Status::OK();
-  }
-  if (IsBaseBinary(id)) {
-    out->buffers.push_back(LayoutBuffer{node, Role::kOffsets});
-    out->buffers.push_back(LayoutBuffer{node, Role::kData});
-    return Status::OK();
-  }
-  switch (id) {
-    case TypeId::kList:
-    case TypeId::kLargeList:
-    case TypeId::kMap:
-      out->buffers.push_back(LayoutBuffer{node, Role::kOffsets});
-      break;
-    case TypeId::kListView:
-    case TypeId::kLargeListView:
-      out->buffers.push_back(LayoutBuffer{node, Role::kViewOffsets});
-      out->buffers.push_back(LayoutBuffer{node, Role::kViewSizes});
-      break;
-    case TypeId::kFixedSizeList:
-    case TypeId::kStruct:
-      break;
-    default:  // bool, fixed width, dictionary indices
-      out->buffers.push_back(LayoutBuffer{node, Role::kValues});
-      return Status::OK();
   }
   for (const FieldPtr& child : type.fields()) {
     QUIVER_RETURN_NOT_OK(
@@ -117,96 +75,18 @@ bool MulOk(int64_t a, int64_t b, int64_t* out) {
 Result<int64_t> NeededBytes(const Layout& layout, const BatchMetadata& md, size_t b) {
   const LayoutBuffer& slot = layout.buffers[b];
   const ipc::FieldNode& node = md.nodes[slot.node];
-  const DataType& type = *layout.nodes[slot.node].type;
   const int64_t n = node.length;
-  int64_t needed = 0;
-  switch (slot.role) {
-    case Role::kValidity:
-      return node.null_count == 0 ? 0 : bit_util::BytesForBits(n);
-    case Role::kData:
-    case Role::kVariadicData:
-      return -1;
-    case Role::kViews:
-      if (!MulOk(n, 16, &needed)) {
-        return Status::Invalid(layout.Describe(slot.node), ": length ", n,
-                               " overflows the views size");
-      }
-      return needed;
-    case Role::kTypeIds:
-      return n;
-    case Role::kUnionOffsets:
-      if (!MulOk(n, 4, &needed)) {
-        return Status::Invalid(layout.Describe(slot.node), ": length ", n,
-                               " overflows the offsets size");
-      }
-      return needed;
-    case Role::kViewOffsets:
-    case Role::kViewSizes: {
-      const int64_t width = type.id() == TypeId::kLargeListView ? 8 : 4;
-      if (!MulOk(n, width, &needed)) {
-        return Status::Invalid(layout.Describe(slot.node), ": length ", n,
-                               " overflows the ", RoleName(slot.role), " size");
-      }
-      return needed;
-    }
-    case Role::kOffsets: {
-      if (n == 0) return 0;
-      const int64_t width =
-          (type.id() == TypeId::kLargeString || type.id() == TypeId::kLargeBinary ||
-           type.id() == TypeId::kLargeList)
-              ? 8
-              : 4;
-      if (n == std::numeric_limits<int64_t>::max() || !MulOk(n + 1, width, &needed)) {
-        return Status::Invalid(layout.Describe(slot.node), ": length ", n,
-                               " overflows the offsets size");
-      }
-      return needed;
-    }
-    case Role::kValues: {
-      if (type.id() == TypeId::kBool) return bit_util::BytesForBits(n);
-      int64_t width = type.id() == TypeId::kDictionary ? type.index_type()->byte_width()
-                                                       : type.byte_width();
-      if (width <= 0 && type.id() != TypeId::kFixedSizeBinary) {
-        return Status::NotImplemented(layout.Describe(slot.node),
-                                      ": no fixed width for the values buffer");
-      }
-      if (!MulOk(n, width, &needed)) {
-        return Status::Invalid(layout.Describe(slot.node), ": length ", n, " x ", width,
-                               " bytes overflows");
-      }
-      return needed;
-    }
+  if (slot.buffer.kind == BufferKind::kValidity && node.null_count == 0) return 0;
+  if (slot.buffer.kind == BufferKind::kData) return -1;
+  int64_t needed;
+  if (!slot.buffer.MinimumBytes(0, n, &needed)) {
+    return Status::Invalid(layout.Describe(slot.node), ": length ", n, " overflows the ",
+                           slot.buffer.name, " size");
   }
-  return 0;
+  return needed;
 }
 
 }  // namespace
-
-const char* RoleName(Role r) {
-  switch (r) {
-    case Role::kValidity:
-      return "validity";
-    case Role::kValues:
-      return "values";
-    case Role::kOffsets:
-      return "offsets";
-    case Role::kData:
-      return "data";
-    case Role::kTypeIds:
-      return "type ids";
-    case Role::kUnionOffsets:
-      return "union offsets";
-    case Role::kViewOffsets:
-      return "view offsets";
-    case Role::kViewSizes:
-      return "view sizes";
-    case Role::kViews:
-      return "views";
-    case Role::kVariadicData:
-      return "variadic data";
-  }
-  return "?";
-}
 
 Result<Layout> BatchLayout(const Schema& schema, const BatchMetadata& md) {
   Layout layout;
@@ -300,7 +180,7 @@ Status CheckBatch(const Layout& layout, const BatchMetadata& md, const char* wha
     QUIVER_ASSIGN_OR_RAISE(int64_t needed, NeededBytes(layout, md, b));
     if (spec.length < needed) {
       return Status::Invalid(layout.Describe(slot.node), ": buffer ", b, " (",
-                             RoleName(slot.role), ") has ", spec.length, " bytes, needs ",
+                             slot.buffer.name, ") has ", spec.length, " bytes, needs ",
                              needed, " for length ", md.nodes[slot.node].length);
     }
   }
@@ -315,7 +195,7 @@ Status CheckAddress(const Layout& layout, size_t b, uint64_t address, uint64_t l
   }
   const LayoutBuffer& slot = layout.buffers[b];
   return Status::Invalid(layout.Describe(slot.node), ": buffer ", b, " (",
-                         RoleName(slot.role), ") at ", Hex(address), ", length ", length,
+                         slot.buffer.name, ") at ", Hex(address), ", length ", length,
                          address == 0       ? " is at address 0"
                          : address % 8 != 0 ? " is not 8-byte aligned"
                                             : " wraps around the address space");

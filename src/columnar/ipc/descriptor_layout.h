@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "quiver/columnar/ipc/message.h"
+#include "quiver/columnar/layout.h"
 #include "quiver/columnar/type.h"
 #include "quiver/util/result.h"
 
@@ -19,35 +20,18 @@ namespace quiver::ipc::descriptor_layout {
 // The buffer layout of a type tree, in the IPC order (depth-first pre-order
 // of field nodes, each node's buffers before its children's).
 
-// kTypeIds: a union's int8 type ids; kUnionOffsets: a dense union's int32
-// offsets (one per slot, not length + 1). kViewOffsets / kViewSizes: a list
-// view's offsets and sizes (int32 or int64, one per slot). kViews: the
-// 16-byte views of binary_view / utf8_view; kVariadicData: one of the data
-// buffers they point into (as many as the message's variadic count says).
-enum class Role : uint8_t {
-  kValidity,
-  kValues,
-  kOffsets,
-  kData,
-  kTypeIds,
-  kUnionOffsets,
-  kViewOffsets,
-  kViewSizes,
-  kViews,
-  kVariadicData
-};
-
-const char* RoleName(Role r);
-
 struct LayoutNode {
   const DataType* type;
   const std::string* name;
   int parent;  // -1 for a root
 };
 
+// One buffer entry: the node it belongs to and what it holds (LayoutOf the
+// node's type; a V4 union's validity entry; a view's variadic data buffers,
+// named "variadic data").
 struct LayoutBuffer {
   int node;
-  Role role;
+  BufferLayout buffer;
 };
 
 struct Layout {

@@ -7,6 +7,8 @@
 #include <string>
 #include <utility>
 
+#include "quiver/columnar/layout.h"
+
 namespace quiver::ipc::internal {
 
 namespace {
@@ -74,82 +76,38 @@ void SwapElements(const uint8_t* in, uint8_t* out, int64_t size, const BufferSwa
     std::memcpy(out + whole, in + whole, static_cast<size_t>(size - whole));
 }
 
-// The buffers of `type` that have a byte order. A width of 1 has none.
+// The buffers of `type` that have a byte order (LayoutOf says which, and
+// how their elements are made). Integers of 1 byte have none.
 Status SwapsFor(const DataType& type, std::vector<BufferSwap>* out) {
-  auto words = [out](int slot, int width) {
-    if (width > 1) out->push_back(BufferSwap{slot, Elements::kWords, width});
-  };
-  switch (type.id()) {
-    case TypeId::kNull:
-    case TypeId::kBool:
-    case TypeId::kFixedSizeBinary:
-    case TypeId::kFixedSizeList:
-    case TypeId::kStruct:
-    case TypeId::kSparseUnion:
-    case TypeId::kRunEndEncoded:  // no buffers: its children are arrays of their own
-      return Status::OK();
-    case TypeId::kInt8:
-    case TypeId::kInt16:
-    case TypeId::kInt32:
-    case TypeId::kInt64:
-    case TypeId::kUInt8:
-    case TypeId::kUInt16:
-    case TypeId::kUInt32:
-    case TypeId::kUInt64:
-    case TypeId::kHalfFloat:
-    case TypeId::kFloat:
-    case TypeId::kDouble:
-    case TypeId::kDate32:
-    case TypeId::kDate64:
-    case TypeId::kTime32:
-    case TypeId::kTime64:
-    case TypeId::kTimestamp:
-    case TypeId::kDuration:
-    case TypeId::kDecimal:  // one two's complement integer of 4 to 32 bytes
-      words(1, type.byte_width());
-      return Status::OK();
-    case TypeId::kInterval:
-      if (type.interval_unit() == IntervalUnit::kMonthDayNano) {
-        out->push_back(BufferSwap{1, Elements::kMonthDayNano, 16});
-      } else {
-        words(1, 4);  // months, or days and milliseconds: int32 each
-      }
-      return Status::OK();
-    case TypeId::kString:
-    case TypeId::kBinary:
-    case TypeId::kList:
-    case TypeId::kMap:
-      words(1, 4);
-      return Status::OK();
-    case TypeId::kLargeString:
-    case TypeId::kLargeBinary:
-    case TypeId::kLargeList:
-      words(1, 8);
-      return Status::OK();
-    case TypeId::kListView:
-      words(1, 4);
-      words(2, 4);
-      return Status::OK();
-    case TypeId::kLargeListView:
-      words(1, 8);
-      words(2, 8);
-      return Status::OK();
-    case TypeId::kDenseUnion:
-      words(2, 4);  // slot 1: int8 type ids
-      return Status::OK();
-    case TypeId::kDictionary:
-      if (type.index_type() == nullptr)
-        return Status::Invalid("dictionary without index");
-      words(1, type.index_type()->byte_width());
-      return Status::OK();
-    case TypeId::kBinaryView:
-    case TypeId::kStringView:
-      out->push_back(BufferSwap{1, Elements::kViews, 16});  // data buffers: bytes
-      return Status::OK();
-    default:
-      break;
+  if (static_cast<int>(type.id()) < 0 ||
+      static_cast<int>(type.id()) > static_cast<int>(TypeId::kRunEndEncoded)) {
+    return Status::NotImplemented("byte-swapping arrays of type id ",
+                                  static_cast<int>(type.id()));
   }
-  return Status::NotImplemented("byte-swapping arrays of type ", type.ToString());
+  if (type.id() == TypeId::kDictionary && type.index_type() == nullptr) {
+    return Status::Invalid("dictionary without index");
+  }
+  const DataTypeLayout layout = LayoutOf(type);
+  for (size_t i = 0; i < layout.buffers.size(); ++i) {
+    const BufferLayout& b = layout.buffers[i];
+    const int slot = static_cast<int>(i);
+    switch (b.byte_order) {
+      case ByteOrder::kNone:
+        break;
+      case ByteOrder::kIntegers:
+        if (b.integer_width > 1) {
+          out->push_back(BufferSwap{slot, Elements::kWords, b.integer_width});
+        }
+        break;
+      case ByteOrder::kMonthDayNano:
+        out->push_back(BufferSwap{slot, Elements::kMonthDayNano, 16});
+        break;
+      case ByteOrder::kView:  // the variadic data buffers: bytes
+        out->push_back(BufferSwap{slot, Elements::kViews, 16});
+        break;
+    }
+  }
+  return Status::OK();
 }
 
 Result<ArrayDataPtr> Swap(const ArrayData& data, Endianness from, bool swap_dictionaries,
