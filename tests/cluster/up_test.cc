@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -42,9 +43,12 @@ class UpTest : public ::testing::Test {
     std::filesystem::remove_all(tmp_);
   }
 
-  // Runs `quiver ARGS` with QUIVER_DIR set to `env_dir` (unset if empty).
-  Ran Quiver(const std::string& args, const std::string& env_dir = "") {
-    const std::string env = env_dir.empty() ? "-u QUIVER_DIR" : "QUIVER_DIR=" + env_dir;
+  // Runs `quiver ARGS` with QUIVER_DIR set to `env_dir` (unset if empty),
+  // and `env` (VAR=VALUE ...) if given.
+  Ran Quiver(const std::string& args, const std::string& env_dir = "",
+             const std::string& more_env = "") {
+    const std::string env =
+        (env_dir.empty() ? "-u QUIVER_DIR" : "QUIVER_DIR=" + env_dir) + " " + more_env;
     Child c = Child::Start(
         {"/bin/sh", "-c",
          "exec env " + env + " " + BinaryPath("quiver") + " " + args + " 2>&1"});
@@ -217,6 +221,38 @@ TEST_F(UpTest, KilledDaemonShowsDown) {
   EXPECT_EQ(down.code, 0) << down.out;
   EXPECT_NE(down.out.find("stopped 2 daemons"), std::string::npos) << down.out;
   EXPECT_TRUE(Daemons().empty());
+}
+
+TEST_F(UpTest, DefaultDirIsInTheRuntimeDir) {
+  state_ = tmp_ + "/quiver";  // $XDG_RUNTIME_DIR/quiver (TearDown cleans it)
+  const std::string runtime = "XDG_RUNTIME_DIR=" + tmp_;
+  Ran up = Quiver("up --nodes 1 --size 64M", "", runtime);
+  ASSERT_EQ(up.code, 0) << up.out;
+  EXPECT_NE(up.out.find("state dir     " + state_), std::string::npos) << up.out;
+  EXPECT_EQ(Daemons().size(), 1u);
+  Ran status = Quiver("status", "", runtime);
+  EXPECT_EQ(status.code, 0) << status.out;
+  EXPECT_NE(status.out.find("daemon of node 0: running"), std::string::npos)
+      << status.out;
+  EXPECT_EQ(Quiver("down", "", runtime).code, 0);
+  EXPECT_TRUE(Daemons().empty());
+}
+
+// A pid in the pids file that now belongs to another process is not
+// signalled, by `down` or by `up`.
+TEST_F(UpTest, ReusedPidIsNotSignalled) {
+  ASSERT_EQ(Up().code, 0);
+  KillAllDaemons();
+  Child other = Child::Start({"/bin/sleep", "600"});
+  ASSERT_TRUE(other.started());
+  std::ofstream(state_ + "/pids", std::ios::trunc)
+      << "0 " << other.pid() << "\n1 " << getpid() << "\n";
+  Ran down = Quiver("down --dir " + state_);
+  EXPECT_EQ(down.code, 0) << down.out;
+  EXPECT_NE(down.out.find("no daemon of the cluster"), std::string::npos) << down.out;
+  EXPECT_EQ(waitpid(other.pid(), nullptr, WNOHANG), 0);  // still running
+  other.Kill(SIGKILL);
+  other.Finish();
 }
 
 TEST_F(UpTest, BadInputIsRefused) {

@@ -107,7 +107,7 @@ int UpCommand(const Args& in) {
   o.nodes = static_cast<int>(*nodes);
   o.region_size = *size;
   o.state_dir = dir;
-  o.name_prefix = "quiver";
+  o.name_prefix = "up";  // regions: /dev/shm/quiver-up-PID-XXXXXX-N
   auto c = LocalCluster::Start(o);
   if (!c.ok()) {
     return Fail("up", c.status(),
