@@ -108,7 +108,13 @@ int UpCommand(const Args& in) {
   o.region_size = *size;
   o.state_dir = dir;
   o.name_prefix = "up";  // regions: /dev/shm/quiver-up-PID-XXXXXX-N
+  CatchInterrupts();     // a Ctrl-C while starting stops what was started
   auto c = LocalCluster::Start(o);
+  if (c.ok() && Interrupted()) {
+    (void)(*c)->Stop();
+    std::fprintf(stderr, "quiver: up: interrupted; stopped the daemons it had started\n");
+    return kExitFailed;
+  }
   if (!c.ok()) {
     return Fail("up", c.status(),
                 c.status().IsAlreadyExists() ? kExitBadInput : kExitFailed);
