@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <sstream>
 #include <thread>
 
 #include "control/tls/credentials.h"
@@ -22,6 +25,14 @@
 extern char** environ;
 
 namespace quiver::control {
+
+std::string DefaultStateDir() {
+  if (const char* d = std::getenv("QUIVER_DIR"); d != nullptr && *d != 0) return d;
+  if (const char* r = std::getenv("XDG_RUNTIME_DIR"); r != nullptr && *r == '/') {
+    return std::string(r) + "/quiver";
+  }
+  return "/tmp/quiver-" + std::to_string(getuid());
+}
 
 Result<int> FreeTcpPort(const std::string& host) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -59,7 +70,7 @@ std::string ExecutableDir() {
 }
 
 Result<pid_t> SpawnLogged(const std::vector<std::string>& args, const std::string& log,
-                          bool append) {
+                          bool append, bool detached) {
   if (args.empty()) return Status::Invalid("nothing to start");
   std::vector<std::string> a = args;
   std::vector<char*> argv;
@@ -70,8 +81,24 @@ Result<pid_t> SpawnLogged(const std::vector<std::string>& args, const std::strin
   posix_spawn_file_actions_addopen(
       &fa, 1, log.c_str(), O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (detached) {
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    // Its own session, default dispositions and no blocked signals, whatever
+    // the caller (nohup, a shell's job control) left.
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&defaults, sig);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  }
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return Status::FromErrno(rc, "starting " + args[0]);
   return pid;
@@ -90,7 +117,148 @@ bool UnixSocketAccepts(const std::string& path) {
   return ok;
 }
 
+// Whether `pid` is, per /proc, a quiverd started with `--config config --id
+// node` (a zombie or a reused pid is not).
+bool IsDaemonOf(pid_t pid, const std::string& config, int node) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string arg; std::getline(f, arg, '\0');) argv.push_back(arg);
+  bool quiverd = false, has_config = false, has_id = false;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    const auto slash = a.rfind('/');
+    quiverd |= (slash == std::string::npos ? a : a.substr(slash + 1)) == "quiverd";
+    if (i + 1 == argv.size()) break;
+    has_config |= a == "--config" && argv[i + 1] == config;
+    has_id |= a == "--id" && argv[i + 1] == std::to_string(node);
+  }
+  return quiverd && has_config && has_id;
+}
+
+// A directory this user owns and nobody else can write to (not a symlink).
+Status CheckOwnDir(const std::string& dir) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) return Status::FromErrno(errno, "'" + dir + "'");
+  if (!S_ISDIR(st.st_mode)) return Status::Invalid("'", dir, "' is not a directory");
+  if (st.st_uid != getuid()) {
+    return Status::Invalid("'", dir, "' belongs to another user");
+  }
+  if ((st.st_mode & 022) != 0) {
+    return Status::Invalid("'", dir, "' can be written by others (chmod 700 it)");
+  }
+  return Status::OK();
+}
+
+std::string Absolute(const std::string& dir) {
+  std::error_code ec;
+  auto p = std::filesystem::absolute(dir, ec);
+  return (ec ? std::filesystem::path(dir) : p).lexically_normal().string();
+}
+
+// Files a state directory may hold between runs: node logs and sockets.
+bool LeftBetweenRuns(const std::string& name) {
+  const auto ends = [&name](const std::string& tail) {
+    return name.size() > tail.size() &&
+           name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return name.rfind("node", 0) == 0 && (ends(".log") || ends(".sock"));
+}
+
 }  // namespace
+
+Status LocalCluster::PrepareStateDir() {
+  dir_ = Absolute(options_.state_dir);
+  while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(dir_).parent_path(), ec);
+  if (mkdir(dir_.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::FromErrno(errno, "creating '" + dir_ + "'");
+  }
+  struct stat st {};
+  if (lstat(dir_.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+      (st.st_mode & 077) != 0) {
+    chmod(dir_.c_str(), 0700);  // ours: only we may read credentials and sockets
+  }
+  QUIVER_RETURN_NOT_OK(CheckOwnDir(dir_));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "cluster.toml" || name == "pids") {
+      return Status::AlreadyExists("'", dir_, "' already holds a cluster");
+    }
+    if (!LeftBetweenRuns(name)) {
+      return Status::AlreadyExists("'", dir_, "' is not empty ('", name,
+                                   "') and holds no Quiver cluster; choose another");
+    }
+  }
+  if (ec) return Status::IOError("listing '", dir_, "': ", ec.message());
+  return Status::OK();
+}
+
+Status LocalCluster::WritePids() const {
+  const std::string path = dir_ + "/pids", tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    for (size_t i = 0; i < pids_.size(); ++i) {
+      if (pids_[i] > 0) f << i << " " << pids_[i] << "\n";
+    }
+    if (!f.flush()) return Status::IOError("cannot write ", tmp);
+  }
+  if (rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::FromErrno(errno, "renaming into '" + path + "'");
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<LocalCluster>> LocalCluster::Attach(const std::string& state_dir,
+                                                           int stop_timeout_ms) {
+  std::unique_ptr<LocalCluster> c(new LocalCluster());
+  c->detached_ = true;
+  c->options_.stop_timeout_ms = stop_timeout_ms;
+  c->dir_ = Absolute(state_dir);
+  while (c->dir_.size() > 1 && c->dir_.back() == '/') c->dir_.pop_back();
+  c->options_.state_dir = c->options_.log_dir = c->dir_;
+  c->config_path_ = c->dir_ + "/cluster.toml";
+  const std::string pids = c->dir_ + "/pids";
+  const bool has_config = access(c->config_path_.c_str(), F_OK) == 0;
+  if (!has_config) {
+    if (access(pids.c_str(), F_OK) == 0) {
+      return Status::Invalid("'", c->dir_, "' has a pids file but no cluster.toml");
+    }
+    return Status::NotFound("no cluster in '", c->dir_, "'");
+  }
+  QUIVER_RETURN_NOT_OK(CheckOwnDir(c->dir_));
+  QUIVER_ASSIGN_OR_RAISE(c->config_, memory::LoadClusterConfig(c->config_path_));
+  c->recorded_.assign(c->config_.nodes.size(), -1);
+  std::ifstream f(pids);
+  for (long node = 0, pid = 0; f >> node >> pid;) {
+    if (node >= 0 && node < c->nodes() && pid > 0) c->recorded_[node] = pid;
+  }
+  c->pids_ = c->recorded_;
+  for (int i = 0; i < c->nodes(); ++i) (void)c->Running(i);
+  return c;
+}
+
+pid_t LocalCluster::recorded_pid(int node) const {
+  if (node >= 0 && node < static_cast<int>(recorded_.size())) return recorded_[node];
+  return node >= 0 && node < static_cast<int>(pids_.size()) ? pids_[node] : -1;
+}
+
+bool LocalCluster::Running(int node) {
+  if (node < 0 || node >= static_cast<int>(pids_.size())) return false;
+  return !Gone(node);
+}
+
+bool LocalCluster::Gone(int node) {
+  pid_t& p = pids_[node];
+  if (p <= 0) return true;
+  const pid_t r = waitpid(p, nullptr, WNOHANG);
+  if (r == 0) return false;  // our child, running
+  if (r == p || !IsDaemonOf(p, config_path_, node)) {
+    p = -1;
+    return true;
+  }
+  return false;  // not our child (attached), still quiverd of this node
+}
 
 Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOptions& o) {
   if (o.nodes < 1) return Status::Invalid("a cluster needs at least one node");
@@ -112,13 +280,27 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
                                : c->options_.quiverd,
                            "' is not executable");
   }
-  char tmpl[] = "/tmp/quiver-cluster-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return Status::FromErrno(errno, "mkdtemp");
-  c->dir_ = tmpl;
+  const bool kept = !o.state_dir.empty();
+  std::string unique;
+  if (kept) {
+    // Until the directory is known to hold no other cluster, a failure
+    // must not remove anything in it.
+    c->detached_ = true;
+    QUIVER_RETURN_NOT_OK(c->PrepareStateDir());
+    c->detached_ = false;
+    std::random_device random;
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "%06x", random() & 0xffffffu);
+    unique = hex;
+  } else {
+    char tmpl[] = "/tmp/quiver-cluster-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return Status::FromErrno(errno, "mkdtemp");
+    c->dir_ = tmpl;
+    unique = c->dir_.substr(c->dir_.size() - 6);
+  }
   if (c->options_.log_dir.empty()) c->options_.log_dir = c->dir_;
   memory::ClusterConfig& cfg = c->config_;
-  cfg.name = o.name_prefix + "-" + std::to_string(getpid()) + "-" +
-             c->dir_.substr(c->dir_.size() - 6);
+  cfg.name = o.name_prefix + "-" + std::to_string(getpid()) + "-" + unique;
   cfg.granule = memory::PlatformCacheLineSize();
   cfg.credentials = c->dir_ + "/credentials";
   cfg.limits = o.limits;
@@ -145,8 +327,9 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
   QUIVER_RETURN_NOT_OK(memory::ValidateClusterConfig(cfg));
   std::vector<uint32_t> ids;
   for (const auto& n : cfg.nodes) ids.push_back(n.id);
-  QUIVER_RETURN_NOT_OK(
-      InitCredentials(cfg.credentials, cfg.name, ids, {.validity_days = 2}));
+  // A kept cluster may run for long; a throwaway one needs a short lifetime.
+  QUIVER_RETURN_NOT_OK(InitCredentials(cfg.credentials, cfg.name, ids,
+                                       {.validity_days = kept ? 3650 : 2}));
   c->config_path_ = c->dir_ + "/cluster.toml";
   {
     std::ofstream f(c->config_path_);
@@ -154,7 +337,10 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
     if (!f) return Status::IOError("cannot write ", c->config_path_);
   }
   c->pids_.assign(o.nodes, -1);
-  for (int i = 0; i < o.nodes; ++i) QUIVER_RETURN_NOT_OK(c->Spawn(i));
+  for (int i = 0; i < o.nodes; ++i) {
+    QUIVER_RETURN_NOT_OK(c->Spawn(i));
+    if (kept) QUIVER_RETURN_NOT_OK(c->WritePids());
+  }
   for (int i = 0; i < o.nodes; ++i) QUIVER_RETURN_NOT_OK(c->WaitAccepting(i));
   return c;
 }
@@ -179,7 +365,9 @@ Status LocalCluster::Spawn(int i) {
     }
     args.push_back(std::move(a));
   }
-  QUIVER_ASSIGN_OR_RAISE(pid_t pid, SpawnLogged(args, log_path(i), /*append=*/true));
+  QUIVER_ASSIGN_OR_RAISE(pid_t pid,
+                         SpawnLogged(args, log_path(i), /*append=*/true,
+                                     /*detached=*/!options_.state_dir.empty()));
   pids_[i] = pid;
   return Status::OK();
 }
@@ -234,40 +422,67 @@ Status LocalCluster::Restart(int node) {
 }
 
 Status LocalCluster::Stop() {
-  for (pid_t p : pids_) {
-    if (p <= 0) continue;
-    kill(p, SIGTERM);
-    kill(p, SIGCONT);  // a stopped daemon handles its SIGTERM only once running
+  stopped_ = {};
+  std::vector<bool> signalled(pids_.size(), false);
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    if (Gone(static_cast<int>(i))) continue;  // never a pid that is no longer ours
+    kill(pids_[i], SIGTERM);
+    kill(pids_[i], SIGCONT);  // a stopped daemon handles its SIGTERM only once running
+    signalled[i] = true;
   }
-  for (auto& p : pids_) {
-    if (p <= 0) continue;
-    // A daemon that does not stop within 10 s is killed.
-    for (int waited = 0; waited < 1000; ++waited) {
-      if (waitpid(p, nullptr, WNOHANG) == p) {
-        p = -1;
-        break;
-      }
+  // A daemon that has not stopped by the deadline is killed.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(options_.stop_timeout_ms);
+  for (size_t i = 0; i < pids_.size(); ++i) {
+    const int node = static_cast<int>(i);
+    while (!Gone(node) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (p > 0) {
-      kill(p, SIGKILL);
-      waitpid(p, nullptr, 0);
-      p = -1;
+    if (Gone(node)) {
+      stopped_.terminated += signalled[i] ? 1 : 0;
+      continue;
     }
+    kill(pids_[i], SIGKILL);
+    ++stopped_.killed;
+    // Our child is reaped here; another's goes once its parent (init) reaps.
+    for (int waited = 0; waited < 1000 && !Gone(node); ++waited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    pids_[i] = -1;
   }
-  for (const auto& n : config_.nodes) {
-    unlink(n.path.c_str());
-    unlink(n.socket.c_str());
-  }
-  if (!dir_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-    dir_.clear();
-  }
+  RemoveFiles();
   pids_.clear();
+  detached_ = true;  // nothing left for the destructor
   return Status::OK();
 }
 
-LocalCluster::~LocalCluster() { (void)Stop(); }
+void LocalCluster::RemoveFiles() {
+  auto remove = [this](const std::string& path) {
+    if (unlink(path.c_str()) == 0) stopped_.removed.push_back(path);
+  };
+  for (const auto& n : config_.nodes) {
+    remove(n.path);
+    remove(n.socket);
+  }
+  if (dir_.empty()) return;
+  std::error_code ignored;
+  if (options_.state_dir.empty()) {
+    std::filesystem::remove_all(dir_, ignored);
+    dir_.clear();
+    return;
+  }
+  // A kept directory keeps the logs (and itself).
+  remove(dir_ + "/pids");
+  remove(dir_ + "/pids.tmp");
+  remove(config_path_);
+  const std::string credentials = dir_ + "/credentials";
+  if (std::filesystem::remove_all(credentials, ignored) > 0) {
+    stopped_.removed.push_back(credentials);
+  }
+}
+
+LocalCluster::~LocalCluster() {
+  if (!detached_) (void)Stop();
+}
 
 }  // namespace quiver::control

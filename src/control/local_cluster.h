@@ -8,6 +8,16 @@
 // every daemon accepts connections. Stop() (also the destructor) sends
 // SIGTERM, waits, and removes sockets, backing files, credentials and the
 // directory. Internal (tools, tests, benchmarks). Not thread-safe.
+//
+// With `state_dir` set (`quiver up`), the cluster lives in that directory
+// instead and outlasts this object: the daemons run in their own session
+// with stdin from /dev/null and their logs in the directory, their pids go
+// to `state_dir/pids`, Detach() leaves them running, and Attach() finds
+// them again from another process (for `quiver down`, `quiver status`).
+// Stop() then removes the runtime files (sockets, backing files, pids,
+// cluster file, credentials) and keeps the directory and the logs. A pid is
+// signalled only while /proc says it is still quiverd of that cluster file
+// and node, so a reused pid is never hit.
 #pragma once
 
 #include <sys/types.h>
@@ -46,18 +56,44 @@ struct LocalClusterOptions {
   memory::ClusterLimits limits;
   int start_timeout_ms = 30000;
   std::string log_dir;  // where daemon logs go (default: the cluster dir)
+  // The cluster's own directory, kept (see the top); empty: a fresh
+  // temporary one, removed by Stop().
+  std::string state_dir;
+  int stop_timeout_ms = 10000;  // SIGTERM, then SIGKILL after this
+};
+
+// What Stop() did: daemons stopped by SIGTERM, killed after the timeout,
+// and the files it removed (those that were there).
+struct StopSummary {
+  int terminated = 0, killed = 0;
+  std::vector<std::string> removed;
 };
 
 class LocalCluster {
  public:
   static Result<std::unique_ptr<LocalCluster>> Start(const LocalClusterOptions& options);
+  // The cluster kept in `state_dir` (its cluster file and pids file), with
+  // the pid of each node's daemon, or -1 where it is not running. NotFound
+  // when the directory holds no cluster. The returned object is detached.
+  static Result<std::unique_ptr<LocalCluster>> Attach(const std::string& state_dir,
+                                                      int stop_timeout_ms = 10000);
   ~LocalCluster();
   Status Stop();
+  // The destructor leaves the daemons and files as they are.
+  void Detach() { detached_ = true; }
+  const StopSummary& stop_summary() const { return stopped_; }
 
   const memory::ClusterConfig& config() const { return config_; }
   const std::string& config_path() const { return config_path_; }
   const std::string& dir() const { return dir_; }
   pid_t pid(int node) const { return pids_[node]; }
+  int nodes() const { return static_cast<int>(config_.nodes.size()); }
+  // The pid the state directory recorded for `node` (-1 if none), running
+  // or not.
+  pid_t recorded_pid(int node) const;
+  // Whether `node`'s daemon is running: our child that has not exited, or
+  // (attached) a process /proc shows as quiverd of this cluster and node.
+  bool Running(int node);
   std::string log_path(int node) const;
 
   // Kills node `node`'s daemon with `sig` and reaps it (for failure tests).
@@ -71,12 +107,22 @@ class LocalCluster {
   LocalCluster() = default;
   Status Spawn(int node);
   Status WaitAccepting(int node);
+  Status PrepareStateDir();
+  Status WritePids() const;
+  bool Gone(int node);
+  void RemoveFiles();
 
   LocalClusterOptions options_;
   memory::ClusterConfig config_;
   std::string dir_, config_path_;
-  std::vector<pid_t> pids_;
+  std::vector<pid_t> pids_, recorded_;
+  bool detached_ = false;
+  StopSummary stopped_;
 };
+
+// The state directory `quiver up` uses by default: $QUIVER_DIR, else
+// $XDG_RUNTIME_DIR/quiver, else /tmp/quiver-UID.
+std::string DefaultStateDir();
 
 // A TCP port that was free a moment ago (bind to port 0, read it back).
 Result<int> FreeTcpPort(const std::string& host = "127.0.0.1");
@@ -86,8 +132,9 @@ std::string ExecutablePath();
 std::string ExecutableDir();
 
 // Starts argv (argv[0] searched in PATH) with stdout and stderr going to
-// `log`, created 0600 and appended to or truncated.
+// `log`, created 0600 and appended to or truncated. `detached`: in a new
+// session (no terminal's signals reach it), stdin from /dev/null.
 Result<pid_t> SpawnLogged(const std::vector<std::string>& argv, const std::string& log,
-                          bool append);
+                          bool append, bool detached = false);
 
 }  // namespace quiver::control

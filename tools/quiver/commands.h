@@ -27,6 +27,8 @@ int DemoNodeCommand(const Args& args);     // quiver demo-node
 int DemoReadCommand(const Args& args);     // quiver demo-read
 int NodeCommand(const Args& args);         // quiver node (the daemon)
 int StatusCommand(const Args& args);       // quiver status
+int UpCommand(const Args& args);           // quiver up
+int DownCommand(const Args& args);         // quiver down
 int BenchCommand(const Args& args);        // quiver bench
 int ClusterCommand(const Args& args);      // quiver cluster init
 int StoreCommand(const Args& args);        // quiver store ls|stat|rm

@@ -119,8 +119,17 @@ commands:
                                it on every node, compare with full IPC copies;
                                give up when no step completes for MS ms, keep the
                                daemons' logs
-  status --config F [--node N] nodes, regions, memory use, published tables and
-                               the object store's use per node
+  up [--nodes N] [--size S] [--dir D]
+                               start a cluster on this host that keeps running in
+                               the background (N nodes, 3; regions of S, 1G; state
+                               in D, default $QUIVER_DIR, else $XDG_RUNTIME_DIR/quiver,
+                               else /tmp/quiver-UID); a stale one there is cleaned
+  down [--dir D] [--timeout S] stop it (SIGKILL after S seconds, 10), remove its
+                               regions, sockets and credentials (logs stay)
+  status [--dir D | --config F] [--node N]
+                               nodes, regions, memory use, published tables and
+                               the object store's use per node (no flags: the
+                               cluster of `quiver up`)
   store ls|stat [ID]|rm ID... --config F [--node N]
                                the object store's objects, one object or every
                                node's counters, delete objects (tables with parts)
@@ -170,6 +179,8 @@ int main(int argc, char** argv) {
   if (command == "interop-demo") return DemoCommand(args);
   if (command == "node") return NodeCommand(args);
   if (command == "status") return StatusCommand(args);
+  if (command == "up") return UpCommand(args);
+  if (command == "down") return DownCommand(args);
   if (command == "bench") return BenchCommand(args);
   if (command == "cluster") return ClusterCommand(args);
   if (command == "store") return StoreCommand(args);

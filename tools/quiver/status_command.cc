@@ -1,21 +1,80 @@
 // quiver status: the cluster as one node's daemon sees it.
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 
 #include "commands.h"
 #include "control/client/admin.h"
+#include "control/local_cluster.h"
 #include "store/client/admin.h"
 
 namespace quiver::cli {
 
+namespace {
+
+constexpr uint64_t kAnyNode = ~0ULL;
+
+// The daemons of the cluster `quiver up` keeps in `dir`, one line each.
+// Sets *config_path and *node (the first running one unless given) and
+// *down (how many are not running); an exit code when there is nothing to
+// ask.
+std::optional<int> LocalDaemons(const std::string& dir, std::string* config_path,
+                                uint64_t* node, int* down) {
+  auto c = control::LocalCluster::Attach(dir);
+  if (!c.ok()) {
+    if (!c.status().IsNotFound()) return Fail(dir, c.status());
+    std::fprintf(stderr, "quiver: status: no cluster in %s (`quiver up` starts one)\n",
+                 Escape(dir).c_str());
+    return kExitFailed;
+  }
+  *config_path = (*c)->config_path();
+  std::printf("state dir %s, cluster file %s\n", (*c)->dir().c_str(),
+              config_path->c_str());
+  uint64_t first = kAnyNode;
+  for (int i = 0; i < (*c)->nodes(); ++i) {
+    if ((*c)->Running(i)) {
+      std::printf("daemon of node %d: running (pid %d)\n", i,
+                  static_cast<int>((*c)->pid(i)));
+      if (first == kAnyNode) first = static_cast<uint64_t>(i);
+    } else {
+      ++*down;
+      std::printf("daemon of node %d: DOWN (pid %d is gone; its log: %s)\n", i,
+                  static_cast<int>((*c)->recorded_pid(i)), (*c)->log_path(i).c_str());
+    }
+  }
+  std::printf("\n");
+  if (first == kAnyNode) {
+    std::fprintf(stderr,
+                 "quiver: status: no daemon of the cluster in %s is running (stale: "
+                 "`quiver down` cleans it up, `quiver up` starts a new one)\n",
+                 Escape(dir).c_str());
+    return kExitFailed;
+  }
+  if (*node == kAnyNode) *node = first;
+  return std::nullopt;
+}
+
+}  // namespace
+
 int StatusCommand(const Args& in) {
   Args args = in;
-  const std::string config_path = TakeOption(&args, "config", "");
-  auto node_r = TakeCount(&args, "node", 0, memory::kMaxNodeId);
+  std::string config_path = TakeOption(&args, "config", "");
+  const std::string dir = TakeOption(&args, "dir", "");
+  auto node_r = TakeCount(&args, "node", kAnyNode, memory::kMaxNodeId);
   if (!node_r.ok()) return Fail("status", node_r.status());
-  if (config_path.empty() || !args.empty()) {
-    std::fprintf(stderr, "usage: quiver status --config FILE [--node N]\n");
+  if (!args.empty() || (!config_path.empty() && !dir.empty())) {
+    std::fprintf(stderr, "usage: quiver status [--dir D | --config FILE] [--node N]\n");
     return kExitBadInput;
+  }
+  // Without --config: the cluster `quiver up` keeps in --dir, $QUIVER_DIR
+  // or the default state directory.
+  int down = 0;
+  if (config_path.empty()) {
+    auto code = LocalDaemons(dir.empty() ? control::DefaultStateDir() : dir, &config_path,
+                             &*node_r, &down);
+    if (code) return *code;
+  } else if (*node_r == kAnyNode) {
+    *node_r = 0;
   }
   auto config = memory::LoadClusterConfig(config_path);
   if (!config.ok()) return Fail(config_path, config.status());
@@ -74,7 +133,7 @@ int StatusCommand(const Args& in) {
                 objects(st->objects_spilled, st->bytes_spilled).c_str(), st->hits,
                 st->misses, st->evictions + st->spills);
   }
-  return kExitOk;
+  return down > 0 ? kExitFailed : kExitOk;
 }
 
 }  // namespace quiver::cli

@@ -1,0 +1,273 @@
+// `quiver up`, `quiver status` and `quiver down` as a user runs them: real
+// processes, each test with its own state directory. The daemons outlive
+// `quiver up`, so they are found (and, whatever happens, killed in
+// TearDown) through /proc by their cluster file.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cluster/cluster_util.h"
+
+namespace quiver {
+namespace {
+
+using testing::BinaryPath;
+using testing::Child;
+using testing::Eventually;
+
+struct Ran {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+class UpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/quiver-up-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    tmp_ = tmpl;
+    state_ = tmp_ + "/state";
+  }
+  void TearDown() override {
+    // Whatever a failed test left: regions of the cluster file, daemons.
+    std::vector<std::string> regions = Regions();
+    if (!Daemons().empty()) Quiver("down --dir " + state_ + " --timeout 5");
+    for (pid_t p : Daemons()) kill(p, SIGKILL);
+    for (const auto& r : regions) unlink(r.c_str());
+    std::filesystem::remove_all(tmp_);
+  }
+
+  // Runs `quiver ARGS` with QUIVER_DIR set to `env_dir` (unset if empty),
+  // and `env` (VAR=VALUE ...) if given.
+  Ran Quiver(const std::string& args, const std::string& env_dir = "",
+             const std::string& more_env = "") {
+    const std::string env =
+        (env_dir.empty() ? "-u QUIVER_DIR" : "QUIVER_DIR=" + env_dir) + " " + more_env;
+    Child c = Child::Start(
+        {"/bin/sh", "-c",
+         "exec env " + env + " " + BinaryPath("quiver") + " " + args + " 2>&1"});
+    Ran r;
+    r.code = c.Finish(60000);
+    r.out = c.output();
+    return r;
+  }
+  Ran Up() { return Quiver("up --nodes 2 --size 64M --dir " + state_); }
+
+  // Live (not zombie) daemons started with this state dir's cluster file.
+  std::vector<pid_t> Daemons() const {
+    const std::string config = state_ + "/cluster.toml";
+    std::vector<pid_t> found;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream f(e.path() / "cmdline", std::ios::binary);
+      std::string cmdline((std::istreambuf_iterator<char>(f)), {});
+      if (cmdline.find("quiverd") != std::string::npos &&
+          cmdline.find(std::string("--config") + '\0' + config + '\0') !=
+              std::string::npos) {
+        found.push_back(static_cast<pid_t>(std::stol(name)));
+      }
+    }
+    return found;
+  }
+  // The region files the cluster file names (none without one).
+  std::vector<std::string> Regions() const {
+    std::vector<std::string> paths;
+    auto cfg = memory::LoadClusterConfig(state_ + "/cluster.toml");
+    if (cfg.ok()) {
+      for (const auto& n : cfg->nodes) paths.push_back(n.path);
+    }
+    return paths;
+  }
+  void KillAllDaemons() {
+    for (pid_t p : Daemons()) kill(p, SIGKILL);
+    ASSERT_TRUE(Eventually([&] { return Daemons().empty(); }));
+  }
+  static bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+  std::string tmp_, state_;
+};
+
+TEST_F(UpTest, UpStatusPublishDown) {
+  Ran up = Up();
+  ASSERT_EQ(up.code, 0) << up.out;
+  for (const char* says :
+       {"state dir", "cluster file", "node 1", "quiver status", "quiver down"}) {
+    EXPECT_NE(up.out.find(says), std::string::npos) << says << " in\n" << up.out;
+  }
+  EXPECT_EQ(Daemons().size(), 2u);
+  struct stat st {};
+  ASSERT_EQ(stat(state_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  const std::vector<std::string> regions = Regions();
+  ASSERT_EQ(regions.size(), 2u);
+
+  // A client publishes; `quiver status` finds the cluster through QUIVER_DIR.
+  Child actor =
+      Child::Start({BinaryPath("cluster_actor"), "--config", state_ + "/cluster.toml",
+                    "--node", "1", "--publish", "up_table", "--rows", "1000"});
+  ASSERT_NE(actor.WaitForLine("ready", 30000), "") << actor.output();
+  Ran status = Quiver("status", state_);
+  ASSERT_EQ(status.code, 0) << status.out;
+  EXPECT_NE(status.out.find("daemon of node 0: running"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("daemon of node 1: running"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("up_table"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("64.0"), std::string::npos) << status.out;  // --size 64M
+  EXPECT_EQ(actor.Finish(), 0) << actor.output();
+  // The old flags still work.
+  status = Quiver("status --config " + state_ + "/cluster.toml --node 1");
+  EXPECT_EQ(status.code, 0) << status.out;
+  EXPECT_NE(status.out.find("asked node 1"), std::string::npos) << status.out;
+
+  Ran down = Quiver("down", state_);
+  ASSERT_EQ(down.code, 0) << down.out;
+  EXPECT_NE(down.out.find("stopped 2 daemons"), std::string::npos) << down.out;
+  EXPECT_TRUE(Daemons().empty());
+  for (const auto& r : regions) EXPECT_FALSE(Exists(r)) << r;
+  for (const char* gone :
+       {"/node0.sock", "/node1.sock", "/pids", "/cluster.toml", "/credentials"}) {
+    EXPECT_FALSE(Exists(state_ + gone)) << gone;
+  }
+  EXPECT_TRUE(Exists(state_ + "/node0.log"));  // the logs stay
+
+  // Nothing runs now: `down` and `status` say so and fail.
+  down = Quiver("down --dir " + state_);
+  EXPECT_EQ(down.code, 1) << down.out;
+  EXPECT_NE(down.out.find("no cluster in " + state_), std::string::npos) << down.out;
+  status = Quiver("status --dir " + state_);
+  EXPECT_EQ(status.code, 1) << status.out;
+  EXPECT_NE(status.out.find("quiver up"), std::string::npos) << status.out;
+  // The same directory takes a new cluster.
+  up = Up();
+  EXPECT_EQ(up.code, 0) << up.out;
+  EXPECT_EQ(Quiver("down --dir " + state_).code, 0);
+}
+
+TEST_F(UpTest, SecondUpIsRefused) {
+  ASSERT_EQ(Up().code, 0);
+  const std::vector<pid_t> first = Daemons();
+  Ran again = Up();
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(
+      again.out.find("a cluster is already running in " + state_ + " (nodes 2, pids"),
+      std::string::npos)
+      << again.out;
+  EXPECT_NE(again.out.find("quiver down"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("--dir OTHER"), std::string::npos) << again.out;
+  EXPECT_EQ(Daemons(), first);  // untouched
+}
+
+TEST_F(UpTest, StaleDirIsCleanedByUp) {
+  ASSERT_EQ(Up().code, 0);
+  const std::vector<std::string> old_regions = Regions();
+  KillAllDaemons();
+  Ran status = Quiver("status --dir " + state_);
+  EXPECT_EQ(status.code, 1) << status.out;
+  EXPECT_NE(status.out.find("daemon of node 0: DOWN"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("stale"), std::string::npos) << status.out;
+
+  Ran up = Up();
+  ASSERT_EQ(up.code, 0) << up.out;
+  EXPECT_NE(up.out.find("was not running"), std::string::npos) << up.out;
+  EXPECT_NE(up.out.find("Cleaned up what it left: 2 region files"), std::string::npos)
+      << up.out;
+  for (const auto& r : old_regions) EXPECT_FALSE(Exists(r)) << r;
+  EXPECT_EQ(Daemons().size(), 2u);
+  EXPECT_EQ(Quiver("status", state_).code, 0);
+}
+
+TEST_F(UpTest, StaleDirIsCleanedByDown) {
+  ASSERT_EQ(Up().code, 0);
+  const std::vector<std::string> regions = Regions();
+  KillAllDaemons();
+  Ran down = Quiver("down --dir " + state_);
+  EXPECT_EQ(down.code, 0) << down.out;
+  EXPECT_NE(down.out.find("no daemon of the cluster in " + state_ + " was running"),
+            std::string::npos)
+      << down.out;
+  EXPECT_NE(down.out.find("cleaned up what it left"), std::string::npos) << down.out;
+  for (const auto& r : regions) EXPECT_FALSE(Exists(r)) << r;
+  EXPECT_FALSE(Exists(state_ + "/cluster.toml"));
+}
+
+TEST_F(UpTest, KilledDaemonShowsDown) {
+  ASSERT_EQ(Quiver("up --nodes 3 --size 64M --dir " + state_).code, 0);
+  std::ifstream pids(state_ + "/pids");
+  pid_t victim = -1;
+  for (long node = 0, pid = 0; pids >> node >> pid;) {
+    if (node == 1) victim = static_cast<pid_t>(pid);
+  }
+  ASSERT_GT(victim, 0);
+  kill(victim, SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return Daemons().size() == 2; }));
+  Ran status = Quiver("status --dir " + state_);
+  EXPECT_EQ(status.code, 1) << status.out;
+  EXPECT_NE(status.out.find("daemon of node 1: DOWN (pid " + std::to_string(victim)),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("daemon of node 0: running"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("daemon of node 2: running"), std::string::npos)
+      << status.out;
+  Ran down = Quiver("down --dir " + state_);
+  EXPECT_EQ(down.code, 0) << down.out;
+  EXPECT_NE(down.out.find("stopped 2 daemons"), std::string::npos) << down.out;
+  EXPECT_TRUE(Daemons().empty());
+}
+
+TEST_F(UpTest, DefaultDirIsInTheRuntimeDir) {
+  state_ = tmp_ + "/quiver";  // $XDG_RUNTIME_DIR/quiver (TearDown cleans it)
+  const std::string runtime = "XDG_RUNTIME_DIR=" + tmp_;
+  Ran up = Quiver("up --nodes 1 --size 64M", "", runtime);
+  ASSERT_EQ(up.code, 0) << up.out;
+  EXPECT_NE(up.out.find("state dir     " + state_), std::string::npos) << up.out;
+  EXPECT_EQ(Daemons().size(), 1u);
+  Ran status = Quiver("status", "", runtime);
+  EXPECT_EQ(status.code, 0) << status.out;
+  EXPECT_NE(status.out.find("daemon of node 0: running"), std::string::npos)
+      << status.out;
+  EXPECT_EQ(Quiver("down", "", runtime).code, 0);
+  EXPECT_TRUE(Daemons().empty());
+}
+
+// A pid in the pids file that now belongs to another process is not
+// signalled, by `down` or by `up`.
+TEST_F(UpTest, ReusedPidIsNotSignalled) {
+  ASSERT_EQ(Up().code, 0);
+  KillAllDaemons();
+  Child other = Child::Start({"/bin/sleep", "600"});
+  ASSERT_TRUE(other.started());
+  std::ofstream(state_ + "/pids", std::ios::trunc)
+      << "0 " << other.pid() << "\n1 " << getpid() << "\n";
+  Ran down = Quiver("down --dir " + state_);
+  EXPECT_EQ(down.code, 0) << down.out;
+  EXPECT_NE(down.out.find("no daemon of the cluster"), std::string::npos) << down.out;
+  EXPECT_EQ(waitpid(other.pid(), nullptr, WNOHANG), 0);  // still running
+  other.Kill(SIGKILL);
+  other.Finish();
+}
+
+TEST_F(UpTest, BadInputIsRefused) {
+  Ran r = Quiver("up --size 12Q --dir " + state_);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("12Q"), std::string::npos) << r.out;
+  // A directory with other things in it is not taken.
+  std::filesystem::create_directories(state_);
+  std::ofstream(state_ + "/notes.txt") << "mine\n";
+  r = Up();
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("holds no Quiver cluster"), std::string::npos) << r.out;
+  EXPECT_TRUE(Exists(state_ + "/notes.txt"));
+  EXPECT_TRUE(Daemons().empty());
+}
+
+}  // namespace
+}  // namespace quiver
