@@ -10,9 +10,11 @@
 
 #include <cstdio>
 #include <fstream>
+#include <numeric>
 
 #include "cluster/cluster_util.h"
 #include "cluster/up_util.h"
+#include "quiver/columnar/builder.h"
 
 extern char** environ;
 
@@ -79,6 +81,31 @@ TEST_F(SqlTest, QueriesFromEveryNodeMatchDuckDB) {
   // The published result is in cluster memory: `quiver status` lists it.
   Ran status = QuiverArgs({"status", "--dir", state_});
   EXPECT_NE(status.out.find("nums"), std::string::npos) << status.out;
+}
+
+// A HugeTable of two chunks, one in each node's memory, is one table.
+TEST_F(SqlTest, HugeTableOverTwoNodes) {
+  ASSERT_EQ(Up().code, 0);
+  {
+    auto client = Client::Connect({.config_path = state_ + "/cluster.toml", .node = 0});
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    for (uint32_t part = 0; part < 2; ++part) {  // rows 500 * part .. 500 * part + 499
+      std::vector<int64_t> values(500);
+      std::iota(values.begin(), values.end(), int64_t{500} * part);
+      Int64Builder b((*client)->pool(part));
+      ASSERT_TRUE(b.AppendValues(values).ok());
+      auto batch = RecordBatch::FromArrays({"v"}, {b.Finish().ValueOrDie()}).ValueOrDie();
+      Status st = (*client)->Publish(batch, "huge", {.first_row = 500 * part});
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+    ASSERT_TRUE((*client)->Close().ok());
+  }
+  for (const char* node : {"0", "1"}) {
+    Ran r = Sql({"--node", node, "--format", "csv",
+                 "SELECT count(*), sum(v), min(v), max(v), count(DISTINCT v) FROM huge"});
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(CsvBody(r.out), "1000,499500,0,999,1000\r\n") << node;
+  }
 }
 
 TEST_F(SqlTest, Formats) {
