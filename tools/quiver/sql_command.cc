@@ -41,8 +41,10 @@ class SqlSession {
         unavailable_[t.name] = "lost: " + t.lost_reason;
         continue;
       }
-      auto table = t.chunks > 1 ? client_->GetHugeTable(t.name) : client_->Get(t.name);
-      if (!table.ok() && t.chunks > 1) table = client_->Get(t.name);  // not a HugeTable
+      // Every table as a HugeTable (a whole table's chunks start at row 0
+      // and follow each other): rows in order, and a gap (a chunk not yet
+      // published) or an overlap makes it unavailable rather than partial.
+      auto table = client_->GetHugeTable(t.name);
       if (table.ok()) {
         QUIVER_RETURN_NOT_OK(conn_->RegisterTable(t.name, *table));
         names_.push_back(t.name);
