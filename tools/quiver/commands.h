@@ -5,6 +5,7 @@
 // one clear line on stderr.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,7 @@ int ClusterCommand(const Args& args);      // quiver cluster init
 int StoreCommand(const Args& args);        // quiver store ls|stat|rm
 int ServeCommand(const Args& args);        // quiver serve (transport server)
 int ScanCommand(const Args& args);         // quiver scan (transport client)
+int SqlCommand(const Args& args);          // quiver sql
 
 // Prints "quiver: <what>: <status message>" on stderr, on one line, both
 // Escape()d, and returns code.
@@ -42,6 +44,10 @@ int Fail(const std::string& what, const Status& st, int code = kExitBadInput);
 // control characters (NUL included) and bytes that are not UTF-8 become
 // \xNN.
 std::string Escape(std::string_view text);
+// `text` with each byte for which plain() is false, and each byte that is
+// not part of valid UTF-8, replaced by escaped(byte).
+std::string EscapeText(std::string_view text, bool (*plain)(uint8_t),
+                       std::string (*escaped)(uint8_t));
 
 // Parses "--name=value" or "--name value" options out of args; returns the
 // value or `fallback`. Removes the option from args.

@@ -9,34 +9,40 @@
 
 namespace quiver::cli {
 
-std::string Escape(std::string_view text) {
+std::string EscapeText(std::string_view text, bool (*plain)(uint8_t),
+                       std::string (*escaped)(uint8_t)) {
   std::string out;
   out.reserve(text.size());
   const auto* p = reinterpret_cast<const uint8_t*>(text.data());
   int64_t left = static_cast<int64_t>(text.size());
-  auto hex = [&out](uint8_t b) {
-    char buf[5];
-    std::snprintf(buf, sizeof(buf), "\\x%02x", b);
-    out += buf;
-  };
   while (left > 0) {
     const int64_t valid = internal::Utf8ValidPrefixLength(p, left);
     for (int64_t i = 0; i < valid; ++i) {
-      if (p[i] < 0x20 || p[i] == 0x7f) {
-        hex(p[i]);
-      } else {
+      if (plain(p[i])) {
         out.push_back(static_cast<char>(p[i]));
+      } else {
+        out += escaped(p[i]);
       }
     }
     p += valid;
     left -= valid;
     if (left > 0) {  // a byte that starts no valid UTF-8 sequence here
-      hex(*p);
+      out += escaped(*p);
       ++p;
       --left;
     }
   }
   return out;
+}
+
+std::string Escape(std::string_view text) {
+  return EscapeText(
+      text, [](uint8_t b) { return b >= 0x20 && b != 0x7f; },
+      [](uint8_t b) {
+        char buf[5];
+        std::snprintf(buf, sizeof(buf), "\\x%02x", b);
+        return std::string(buf);
+      });
 }
 
 int Fail(const std::string& what, const Status& st, int code) {
@@ -130,6 +136,12 @@ commands:
                                nodes, regions, memory use, published tables and
                                the object store's use per node (no flags: the
                                cluster of `quiver up`)
+  sql [--dir D] [--node N] [--format table|csv|json|arrow] [--publish NAME] [QUERY]
+                               DuckDB on node N (the first running one) of the
+                               cluster of `quiver up`, every published table a
+                               table (scanned zero-copy); no QUERY: read
+                               statements ending in ';' from stdin (.tables,
+                               .quit); --publish NAME: publish the result
   store ls|stat [ID]|rm ID... --config F [--node N]
                                the object store's objects, one object or every
                                node's counters, delete objects (tables with parts)
@@ -186,6 +198,7 @@ int main(int argc, char** argv) {
   if (command == "store") return StoreCommand(args);
   if (command == "serve") return ServeCommand(args);
   if (command == "scan") return ScanCommand(args);
+  if (command == "sql") return SqlCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;

@@ -1,0 +1,288 @@
+// `quiver sql` as a user runs it against a cluster of `quiver up`: tables
+// published by the test actor (an int64 column v = 0..R-1) and by
+// `quiver sql --publish`, queried from every node, in every format, and
+// compared with what DuckDB computes over the same data.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+#include "cluster/cluster_util.h"
+#include "cluster/up_util.h"
+#include "quiver/columnar/builder.h"
+
+extern char** environ;
+
+namespace quiver {
+namespace {
+
+using testing::BinaryPath;
+using testing::Child;
+using testing::Ran;
+
+class SqlTest : public testing::UpFixture {
+ protected:
+  // `quiver sql --dir STATE ARGS...`.
+  Ran Sql(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), {"sql", "--dir", state_});
+    return QuiverArgs(args, input);
+  }
+  // The actor publishes `name` (v int64 = 0..rows-1) on `node` and exits;
+  // the table stays published.
+  void Publish(const std::string& name, int64_t rows, int node) {
+    Child actor = Child::Start({BinaryPath("cluster_actor"), "--config",
+                                state_ + "/cluster.toml", "--node", std::to_string(node),
+                                "--publish", name, "--rows", std::to_string(rows)});
+    ASSERT_NE(actor.WaitForLine("ready", 60000), "") << actor.output();
+    ASSERT_EQ(actor.Finish(), 0) << actor.output();
+  }
+  // Everything after the header line of CSV output.
+  static std::string CsvBody(const std::string& csv) {
+    const size_t nl = csv.find('\n');
+    return nl == std::string::npos ? "" : csv.substr(nl + 1);
+  }
+};
+
+TEST_F(SqlTest, QueriesFromEveryNodeMatchDuckDB) {
+  ASSERT_EQ(Up().code, 0);
+  Publish("t1", 1000, 1);
+  Ran pub =
+      Sql({"--publish", "nums", "SELECT range AS x, range % 7 AS k FROM range(10000)"});
+  ASSERT_EQ(pub.code, 0) << pub.out;
+  EXPECT_NE(pub.out.find("published nums: 10000 rows"), std::string::npos) << pub.out;
+
+  const std::string group = "SELECT k, count(*), sum(x) FROM nums GROUP BY k ORDER BY k";
+  Ran expect = Sql({"--format", "csv",
+                    "SELECT range % 7 AS k, count(*), sum(range) FROM range(10000) "
+                    "GROUP BY k ORDER BY k"});
+  ASSERT_EQ(expect.code, 0) << expect.out;
+  ASSERT_NE(CsvBody(expect.out), "");
+  for (const char* node : {"0", "1"}) {
+    SCOPED_TRACE(node);
+    Ran r = Sql({"--node", node, "--format", "csv", "SELECT count(*), sum(v) FROM t1"});
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(CsvBody(r.out), "1000,499500\r\n");  // sum of 0..999
+    r = Sql({"--node", node, "--format", "csv", group});
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(CsvBody(r.out), CsvBody(expect.out));
+    // A join of the actor's table and the one sql published.
+    r = Sql({"--node", node, "--format", "csv",
+             "SELECT count(*), sum(v * k) FROM t1 JOIN nums ON t1.v = nums.x"});
+    ASSERT_EQ(r.code, 0) << r.out;
+    Ran direct = Sql({"--format", "csv",
+                      "SELECT count(*), sum(range * (range % 7)) FROM range(1000)"});
+    EXPECT_EQ(CsvBody(r.out), CsvBody(direct.out));
+  }
+  // The published result is in cluster memory: `quiver status` lists it.
+  Ran status = QuiverArgs({"status", "--dir", state_});
+  EXPECT_NE(status.out.find("nums"), std::string::npos) << status.out;
+}
+
+// A HugeTable of two chunks, one in each node's memory, is one table.
+TEST_F(SqlTest, HugeTableOverTwoNodes) {
+  ASSERT_EQ(Up().code, 0);
+  {
+    auto client = Client::Connect({.config_path = state_ + "/cluster.toml", .node = 0});
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    for (uint32_t part : {1u, 0u}) {  // rows 500 * part .. 500 * part + 499
+      std::vector<int64_t> values(500);
+      std::iota(values.begin(), values.end(), int64_t{500} * part);
+      Int64Builder b((*client)->pool(part));
+      ASSERT_TRUE(b.AppendValues(values).ok());
+      auto batch = RecordBatch::FromArrays({"v"}, {b.Finish().ValueOrDie()}).ValueOrDie();
+      Status st = (*client)->Publish(batch, "huge", {.first_row = 500 * part});
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      if (part == 1) {  // rows 0..499 are missing: no partial table
+        Ran r = Sql({"SELECT count(*) FROM huge"});
+        EXPECT_EQ(r.code, 1) << r.out;
+        EXPECT_NE(r.out.find("table huge is published but unavailable: "),
+                  std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find("gap"), std::string::npos) << r.out;
+      }
+    }
+    ASSERT_TRUE((*client)->Close().ok());
+  }
+  for (const char* node : {"0", "1"}) {
+    Ran r = Sql({"--node", node, "--format", "csv",
+                 "SELECT count(*), sum(v), min(v), max(v), count(DISTINCT v) FROM huge"});
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(CsvBody(r.out), "1000,499500,0,999,1000\r\n") << node;
+  }
+}
+
+TEST_F(SqlTest, Formats) {
+  ASSERT_EQ(Up().code, 0);
+  Ran pub = Sql({"--publish", "my table",
+                 "SELECT range AS id, CASE WHEN range = 1 THEN NULL ELSE 'v,\"' || range "
+                 "END AS s, range * 2.5::DOUBLE AS d FROM range(3)"});
+  ASSERT_EQ(pub.code, 0) << pub.out;
+  const std::string q = "SELECT * FROM \"my table\" ORDER BY id";
+
+  Ran table = Sql({q});
+  ASSERT_EQ(table.code, 0) << table.out;
+  EXPECT_EQ(table.out,
+            "id | s    | d\n"
+            "---+------+----\n"
+            " 0 | v,\"0 |   0\n"
+            " 1 | NULL | 2.5\n"
+            " 2 | v,\"2 |   5\n"
+            "(3 rows)\n");
+
+  Ran csv = Sql({"--format", "csv", q});
+  ASSERT_EQ(csv.code, 0) << csv.out;
+  EXPECT_EQ(csv.out, "id,s,d\r\n0,\"v,\"\"0\",0\r\n1,,2.5\r\n2,\"v,\"\"2\",5\r\n");
+
+  Ran json = Sql({"--format", "json", q});
+  ASSERT_EQ(json.code, 0) << json.out;
+  EXPECT_EQ(json.out,
+            "[\n{\"id\":0,\"s\":\"v,\\\"0\",\"d\":0},\n{\"id\":1,\"s\":null,\"d\":2.5},\n"
+            "{\"id\":2,\"s\":\"v,\\\"2\",\"d\":5}\n]\n");
+  Ran empty = Sql({"--format", "json", q + " LIMIT 0"});
+  EXPECT_EQ(empty.out, "[]\n");
+
+  // Arrow IPC to a file, read back by `quiver ipc cat`.
+  const std::string file = tmp_ + "/out.arrow";
+  Child c =
+      Child::Start({"/bin/sh", "-c", "exec \"$0\" \"$@\" > " + file, BinaryPath("quiver"),
+                    "sql", "--dir", state_, "--format", "arrow", q});
+  ASSERT_EQ(c.Finish(120000), 0);
+  Ran cat = QuiverArgs({"ipc", "cat", file});
+  ASSERT_EQ(cat.code, 0) << cat.out;
+  EXPECT_NE(cat.out.find("rows: 3"), std::string::npos) << cat.out;
+  EXPECT_NE(cat.out.find("\"v,\\\"2\""), std::string::npos) << cat.out;
+}
+
+TEST_F(SqlTest, PipedInteractiveMode) {
+  ASSERT_EQ(Up().code, 0);
+  Publish("t1", 10, 0);
+  Ran r = Sql({"--format", "csv"},
+              "SELECT count(*) FROM t1;\n.tables\nSELECT sum(v)\n  FROM t1;\n"
+              "SELECT nonsense FROM;\nSELECT 42 AS answer;\n.quit\nSELECT 1;\n");
+  EXPECT_EQ(r.code, 1) << r.out;                                 // one statement failed
+  EXPECT_EQ(r.out.find("quiver>"), std::string::npos) << r.out;  // no prompt on a pipe
+  const size_t count = r.out.find("count_star()\r\n10\r\n");
+  const size_t tables = r.out.find("\nt1\n");
+  const size_t sum = r.out.find("sum(v)\r\n45\r\n");
+  const size_t error = r.out.find("Parser Error");
+  const size_t answer = r.out.find("answer\r\n42\r\n");
+  EXPECT_NE(count, std::string::npos) << r.out;
+  EXPECT_NE(error, std::string::npos) << r.out;
+  EXPECT_NE(answer, std::string::npos) << r.out;
+  EXPECT_LT(count, tables) << r.out;
+  EXPECT_LT(tables, sum) << r.out;
+  EXPECT_LT(sum, answer) << r.out;
+  EXPECT_EQ(r.out.find("\n1\r\n"), std::string::npos) << r.out;  // stopped at .quit
+
+  // EOF ends the session; a last statement without ';' runs too.
+  r = Sql({}, "SELECT 7 AS seven");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("seven\n-----\n    7\n(1 row)\n"), std::string::npos) << r.out;
+}
+
+TEST_F(SqlTest, Errors) {
+  Ran r = Sql({"SELECT 1"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no cluster in " + state_ + ": start one with `quiver up`"),
+            std::string::npos)
+      << r.out;
+
+  ASSERT_EQ(Up().code, 0);
+  Publish("far", 100, 1);
+  r = Sql({"SELEC 1"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("Parser Error: syntax error at or near \"SELEC\""),
+            std::string::npos)
+      << r.out;
+  r = Sql({"SELECT * FROM nowhere"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("Table with name nowhere does not exist"), std::string::npos)
+      << r.out;
+  r = Sql({"--node", "5", "SELECT 1"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no node 5"), std::string::npos) << r.out;
+  r = Sql({"--format", "xml", "SELECT 1"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  r = Sql({"--publish", "x"});  // no query
+  EXPECT_EQ(r.code, 2) << r.out;
+
+  // Node 1 goes down: its table is lost, and a query of it says where.
+  const std::vector<pid_t> before = Daemons();
+  auto cluster = control::LocalCluster::Attach(state_);
+  ASSERT_TRUE(cluster.ok());
+  kill((*cluster)->pid(1), SIGKILL);
+  ASSERT_TRUE(testing::Eventually([&] { return Daemons().size() == 1; }, 30000));
+  ASSERT_TRUE(testing::Eventually(
+      [&] {
+        r = Sql({"--node", "0", "SELECT count(*) FROM far"});
+        return r.out.find("unavailable") != std::string::npos;
+      },
+      60000))
+      << r.out;
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("table far is published but unavailable: "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("node 1"), std::string::npos) << r.out;
+  r = Sql({"--node", "1", "SELECT 1"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("daemon of node 1 is not running"), std::string::npos) << r.out;
+  r = Sql({"--node", "0", "SELECT 1 AS one"});  // the rest still works
+  EXPECT_EQ(r.code, 0) << r.out;
+}
+
+// Peak resident memory (KiB) of `argv` run to completion, stdout discarded.
+long PeakRssKb(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (err != 0) return -1;
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return -1;
+  }
+  return usage.ru_maxrss;
+}
+
+// The scan reads the table where it is in cluster memory. A count touches
+// none of its pages; a sum maps each page once (shared pages count in the
+// resident size) but never copies them, which would count twice.
+TEST_F(SqlTest, ScanIsZeroCopy) {
+  ASSERT_EQ(QuiverArgs({"up", "--nodes", "2", "--size", "512M", "--dir", state_}).code,
+            0);
+  constexpr int64_t kRows = 25'000'000;  // 200 MB of int64
+  constexpr long kTableKb = kRows * 8 / 1024;
+  Publish("big", kRows, 1);
+  const std::vector<std::string> sql = {
+      BinaryPath("quiver"), "sql", "--dir", state_, "--node", "0"};
+  auto run = [&](const std::string& q) {
+    std::vector<std::string> argv = sql;
+    argv.push_back(q);
+    return PeakRssKb(argv);
+  };
+  const long base = run("SELECT 1");
+  const long count = run("SELECT count(*) FROM big");
+  const long sum = run("SELECT sum(v) FROM big");
+  ASSERT_GT(base, 0);
+  ASSERT_GT(count, 0);
+  ASSERT_GT(sum, 0);
+  EXPECT_LT(count - base, kTableKb / 4) << base << " " << count;
+  EXPECT_LT(sum - base, kTableKb * 3 / 2) << base << " " << sum;
+  Ran r = Sql({"--format", "csv", "SELECT count(*), sum(v) FROM big"});
+  EXPECT_EQ(CsvBody(r.out), "25000000,312499987500000\r\n") << r.out;
+}
+
+}  // namespace
+}  // namespace quiver

@@ -1,0 +1,247 @@
+// quiver sql: DuckDB on one node of the cluster `quiver up` keeps, where
+// every published table is a table (docs/sql.md).
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "control/local_cluster.h"
+#include "duckdb/connection.h"
+#include "quiver/client.h"
+#include "quiver/columnar/concatenate.h"
+#include "sql_format.h"
+
+namespace quiver::cli {
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: quiver sql [--node N] [--dir D] [--format table|csv|json|arrow] "
+    "[--publish NAME] [QUERY]\n";
+
+// DuckDB over the published tables of the cluster, as one node sees them.
+class SqlSession {
+ public:
+  SqlSession(std::unique_ptr<Client> client, std::unique_ptr<duckdb::Connection> conn,
+             SqlFormat format)
+      : client_(std::move(client)), conn_(std::move(conn)), format_(format) {}
+
+  // Makes every published table a view of its name: zero-copy, the view
+  // scans the chunks where they are in cluster memory. Lost tables are
+  // remembered to explain a query that names them.
+  Status RegisterTables() {
+    QUIVER_ASSIGN_OR_RAISE(auto tables, client_->List());
+    for (const auto& t : tables) {
+      if (t.lost) {
+        unavailable_[t.name] = "lost: " + t.lost_reason;
+        continue;
+      }
+      // Every table as a HugeTable (a whole table's chunks start at row 0
+      // and follow each other): rows in order, and a gap (a chunk not yet
+      // published) or an overlap makes it unavailable rather than partial.
+      auto table = client_->GetHugeTable(t.name);
+      if (table.ok()) {
+        QUIVER_RETURN_NOT_OK(conn_->RegisterTable(t.name, *table));
+        names_.push_back(t.name);
+      } else {
+        unavailable_[t.name] = table.status().message();
+      }
+    }
+    return Status::OK();
+  }
+
+  // Runs `sql` and prints its result; returns the exit code.
+  int Run(const std::string& sql) {
+    auto result = conn_->QueryTable(sql);
+    if (!result.ok()) return SqlError(result.status());
+    const int width = isatty(fileno(stdout)) ? TerminalWidth() : 0;
+    Status st = WriteSqlResult(**result, format_, width, stdout);
+    return st.ok() ? kExitOk : Fail("sql: output", st, kExitFailed);
+  }
+
+  // Runs `sql` and publishes its result as `name`, copied into this node's
+  // memory (DuckDB's result lives in DuckDB's heap).
+  int Publish(const std::string& sql, const std::string& name) {
+    auto result = conn_->QueryArrow(sql);
+    if (!result.ok()) return SqlError(result.status());
+    auto batches = (*result)->ReadAll();
+    if (!batches.ok()) return SqlError(batches.status());
+    auto copy = CopyToCluster((*result)->schema(), *batches);
+    if (!copy.ok()) return Fail("sql: --publish " + name, copy.status(), kExitFailed);
+    Status st = client_->Publish(*copy, name);
+    if (!st.ok()) return Fail("sql: --publish " + name, st, kExitFailed);
+    std::printf("published %s: %lld rows in node %u's memory\n", Escape(name).c_str(),
+                static_cast<long long>((*copy)->num_rows()), client_->node_id());
+    return kExitOk;
+  }
+
+  // Reads statements from stdin until EOF or .quit; a statement ends with a
+  // line ending in ';'. The prompt shows only on a terminal. Exit code 1 if
+  // any statement failed.
+  int Interactive() {
+    const bool tty = isatty(fileno(stdin)) != 0;
+    int code = kExitOk;
+    std::string statement, line;
+    auto prompt = [&] {
+      if (!tty) return;
+      std::fputs(statement.empty() ? "quiver> " : "   ...> ", stdout);
+      std::fflush(stdout);
+    };
+    for (prompt(); std::getline(std::cin, line); prompt()) {
+      const std::string trimmed = Trim(line);
+      if (statement.empty() && trimmed.empty()) continue;
+      if (statement.empty() && trimmed[0] == '.') {
+        if (trimmed == ".quit" || trimmed == ".exit") return code;
+        if (trimmed == ".tables") {
+          ListTables();
+        } else {
+          std::fprintf(stderr, "quiver: sql: unknown command %s (.tables, .quit)\n",
+                       Escape(trimmed).c_str());
+          code = kExitFailed;
+        }
+        continue;
+      }
+      statement += line + "\n";
+      if (trimmed.back() != ';') continue;
+      if (Run(statement) != kExitOk) code = kExitFailed;
+      statement.clear();
+    }
+    if (!Trim(statement).empty() && Run(statement) != kExitOk) code = kExitFailed;
+    if (tty) std::fputs("\n", stdout);
+    return code;
+  }
+
+ private:
+  static std::string Trim(const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+  }
+  static int TerminalWidth() {
+    winsize ws{};
+    return ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
+  }
+
+  void ListTables() {
+    for (const auto& n : names_) std::printf("%s\n", Escape(n).c_str());
+    for (const auto& [n, why] : unavailable_) {
+      std::printf("%s (unavailable: %s)\n", Escape(n).c_str(), Escape(why).c_str());
+    }
+    std::fflush(stdout);
+  }
+
+  // DuckDB's message as it is; a query naming a table that is published
+  // but cannot be read says why (its node is down).
+  int SqlError(const Status& st) {
+    std::string text;  // DuckDB's lines as they are, each made safe
+    size_t at = 0;
+    for (size_t nl; (nl = st.message().find('\n', at)) != std::string::npos;
+         at = nl + 1) {
+      text += Escape(st.message().substr(at, nl - at)) + "\n";
+    }
+    text += Escape(st.message().substr(at));
+    std::fprintf(stderr, "quiver: sql: %s\n", text.c_str());
+    for (const auto& [name, why] : unavailable_) {
+      if (st.message().find(name) != std::string::npos) {
+        std::fprintf(stderr, "quiver: sql: table %s is published but unavailable: %s\n",
+                     Escape(name).c_str(), Escape(why).c_str());
+      }
+    }
+    return kExitFailed;
+  }
+
+  // The batches as one batch in this node's memory.
+  Result<RecordBatchPtr> CopyToCluster(const SchemaPtr& schema,
+                                       const std::vector<RecordBatchPtr>& batches) {
+    MemoryPool* pool = client_->local_pool();
+    if (!batches.empty()) return ConcatenateBatches(batches, pool);
+    std::vector<ArrayPtr> columns;
+    for (const auto& f : schema->fields()) {
+      QUIVER_ASSIGN_OR_RAISE(auto empty, MakeEmptyArray(f->type(), pool));
+      columns.push_back(std::move(empty));
+    }
+    return RecordBatch::Make(schema, 0, columns);
+  }
+
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<duckdb::Connection> conn_;
+  SqlFormat format_;
+  std::vector<std::string> names_;
+  std::map<std::string, std::string> unavailable_;  // name -> why
+};
+
+}  // namespace
+
+int SqlCommand(const Args& in) {
+  Args args = in;
+  const std::string dir_flag = TakeOption(&args, "dir", "");
+  const std::string publish = TakeOption(&args, "publish", "");
+  auto format = ParseSqlFormat(TakeOption(&args, "format", "table"));
+  if (!format.ok()) return Fail("sql", format.status());
+  constexpr uint64_t kAnyNode = ~0ULL;
+  auto node = TakeCount(&args, "node", kAnyNode, memory::kMaxNodeId);
+  if (!node.ok()) return Fail("sql", node.status());
+  if (args.size() > 1 || (!args.empty() && args[0].rfind("--", 0) == 0) ||
+      (!publish.empty() && args.empty())) {
+    std::fputs(kUsage, stderr);
+    return kExitBadInput;
+  }
+  if (*format == SqlFormat::kArrow && isatty(fileno(stdout)) && publish.empty()) {
+    std::fprintf(stderr,
+                 "quiver: sql: --format arrow writes binary; redirect stdout to a file "
+                 "or a pipe\n");
+    return kExitBadInput;
+  }
+  const std::string dir = dir_flag.empty() ? control::DefaultStateDir() : dir_flag;
+  auto cluster = control::LocalCluster::Attach(dir);
+  if (!cluster.ok()) {
+    if (!cluster.status().IsNotFound()) return Fail(dir, cluster.status());
+    std::fprintf(stderr, "quiver: sql: no cluster in %s: start one with `quiver up`\n",
+                 Escape(dir).c_str());
+    return kExitFailed;
+  }
+  if (*node == kAnyNode) {  // the first node whose daemon runs
+    for (int i = 0; i < (*cluster)->nodes() && *node == kAnyNode; ++i) {
+      if ((*cluster)->Running(i)) *node = static_cast<uint64_t>(i);
+    }
+    if (*node == kAnyNode) {
+      std::fprintf(stderr,
+                   "quiver: sql: no daemon of the cluster in %s is running (`quiver "
+                   "down` cleans it up, `quiver up` starts a new one)\n",
+                   Escape(dir).c_str());
+      return kExitFailed;
+    }
+  } else if (*node >= static_cast<uint64_t>((*cluster)->nodes()) ||
+             (*cluster)->config().FindNode(static_cast<uint32_t>(*node)) == nullptr) {
+    std::fprintf(stderr, "quiver: sql: no node %llu in the cluster in %s (it has %d)\n",
+                 static_cast<unsigned long long>(*node), Escape(dir).c_str(),
+                 (*cluster)->nodes());
+    return kExitBadInput;
+  } else if (!(*cluster)->Running(static_cast<int>(*node))) {
+    std::fprintf(stderr,
+                 "quiver: sql: the daemon of node %llu is not running (`quiver status` "
+                 "shows the cluster)\n",
+                 static_cast<unsigned long long>(*node));
+    return kExitFailed;
+  }
+  auto client = Client::Connect(
+      {.config_path = (*cluster)->config_path(), .node = static_cast<uint32_t>(*node)});
+  if (!client.ok()) return Fail("sql: node " + std::to_string(*node), client.status(), 1);
+  auto db = duckdb::Database::Open();
+  if (!db.ok()) return Fail("sql: DuckDB", db.status(), kExitFailed);
+  auto conn = duckdb::Connection::Open(*db);
+  if (!conn.ok()) return Fail("sql: DuckDB", conn.status(), kExitFailed);
+  SqlSession session(std::move(*client), std::move(*conn), *format);
+  Status st = session.RegisterTables();
+  if (!st.ok()) return Fail("sql: listing the tables", st, kExitFailed);
+  if (!publish.empty()) return session.Publish(args[0], publish);
+  if (args.empty()) return session.Interactive();
+  return session.Run(args[0]);
+}
+
+}  // namespace quiver::cli
