@@ -62,7 +62,8 @@ Status Setup() {
   control::LocalClusterOptions o;
   o.nodes = nodes;
   // A third of the table per node, with room for allocation granules.
-  o.region_size = ((bytes / nodes + (256ULL << 20)) + (1ULL << 30) - 1) & ~((1ULL << 30) - 1);
+  o.region_size =
+      ((bytes / nodes + (256ULL << 20)) + (1ULL << 30) - 1) & ~((1ULL << 30) - 1);
   o.name_prefix = "sqlbench";
   o.limits.malloc_rate = 1000000;
   o.limits.node_malloc_rate = 1000000;
@@ -123,12 +124,13 @@ void BM_Sql_aggregate_duckdb_own(benchmark::State& s) { Query(s, Aggregate("own"
 void BM_Sql_join_quiver(benchmark::State& s) { Query(s, Join("t")); }
 void BM_Sql_join_duckdb_own(benchmark::State& s) { Query(s, Join("own")); }
 void BM_Sql_filter_count_quiver(benchmark::State& s) { Query(s, FilterCount("t")); }
-void BM_Sql_filter_count_duckdb_own(benchmark::State& s) {
-  Query(s, FilterCount("own"));
-}
+void BM_Sql_filter_count_duckdb_own(benchmark::State& s) { Query(s, FilterCount("own")); }
 
-#define SQL_BENCH(f) \
-  BENCHMARK(f)->Iterations(bench::QuickOr(5, 2))->UseRealTime()->Unit(benchmark::kMillisecond)
+#define SQL_BENCH(f)                     \
+  BENCHMARK(f)                           \
+      ->Iterations(bench::QuickOr(5, 2)) \
+      ->UseRealTime()                    \
+      ->Unit(benchmark::kMillisecond)
 SQL_BENCH(BM_Sql_aggregate_duckdb_own);
 SQL_BENCH(BM_Sql_aggregate_quiver);
 SQL_BENCH(BM_Sql_join_duckdb_own);

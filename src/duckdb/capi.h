@@ -174,6 +174,8 @@ struct Api {
                                   duckdb_table_function_init_t init);
   void (*table_function_set_function)(duckdb_table_function function,
                                       duckdb_table_function_t fn);
+  void (*table_function_set_local_init)(duckdb_table_function function,
+                                        duckdb_table_function_init_t init);
   void (*table_function_supports_projection_pushdown)(duckdb_table_function function,
                                                       bool pushdown);
   duckdb_state (*register_table_function)(duckdb_connection connection,
@@ -194,8 +196,10 @@ struct Api {
   void (*init_set_init_data)(duckdb_init_info info, void* data,
                              duckdb_delete_callback_t destroy);
   void (*init_set_error)(duckdb_init_info info, const char* error);
+  void (*init_set_max_threads)(duckdb_init_info info, idx_t max_threads);
   void* (*function_get_bind_data)(duckdb_function_info info);
   void* (*function_get_init_data)(duckdb_function_info info);
+  void* (*function_get_local_init_data)(duckdb_function_info info);
   void (*function_set_error)(duckdb_function_info info, const char* error);
   // Miscellaneous.
   void (*free)(void* ptr);

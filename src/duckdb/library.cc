@@ -87,6 +87,7 @@ Status ResolveAll(void* h, const std::string& path, capi::Api* api) {
   QUIVER_DUCKDB_RESOLVE(table_function_set_bind);
   QUIVER_DUCKDB_RESOLVE(table_function_set_init);
   QUIVER_DUCKDB_RESOLVE(table_function_set_function);
+  QUIVER_DUCKDB_RESOLVE(table_function_set_local_init);
   QUIVER_DUCKDB_RESOLVE(table_function_supports_projection_pushdown);
   QUIVER_DUCKDB_RESOLVE(register_table_function);
   QUIVER_DUCKDB_RESOLVE(bind_get_extra_info);
@@ -101,8 +102,10 @@ Status ResolveAll(void* h, const std::string& path, capi::Api* api) {
   QUIVER_DUCKDB_RESOLVE(init_get_column_index);
   QUIVER_DUCKDB_RESOLVE(init_set_init_data);
   QUIVER_DUCKDB_RESOLVE(init_set_error);
+  QUIVER_DUCKDB_RESOLVE(init_set_max_threads);
   QUIVER_DUCKDB_RESOLVE(function_get_bind_data);
   QUIVER_DUCKDB_RESOLVE(function_get_init_data);
+  QUIVER_DUCKDB_RESOLVE(function_get_local_init_data);
   QUIVER_DUCKDB_RESOLVE(function_set_error);
   QUIVER_DUCKDB_RESOLVE(free);
   QUIVER_DUCKDB_RESOLVE(library_version);

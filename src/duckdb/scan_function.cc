@@ -2,6 +2,8 @@
 // function's callbacks.
 #include "duckdb/scan_function.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "quiver/columnar/c_data.h"
@@ -158,25 +160,50 @@ uint64_t ConnectionId(const capi::Api& api, capi::duckdb_connection conn) {
 
 namespace {
 
-// One scan: the reader, the projected columns and DuckDB's conversion of
-// them, and the batch being cut into chunks.
+// Rows [start, start + length) of one batch of a table: the unit DuckDB's
+// threads claim in turn.
+struct Morsel {
+  size_t batch = 0;
+  int64_t start = 0, length = 0;
+};
+
+// One scan (DuckDB's global state): the projected columns and DuckDB's
+// conversion of them; a table's batches cut into morsels that any number of
+// threads claim, or a stream's reader, which one thread reads.
 struct ScanState {
   std::shared_ptr<ScanSource> source;
-  std::shared_ptr<RecordBatchReader> reader;
   std::vector<int> columns;
   SchemaPtr projected;
   capi::duckdb_arrow_converted_schema converted = nullptr;
-  RecordBatchPtr batch;
-  int64_t position = 0;
+  std::vector<RecordBatchPtr> batches;
+  std::vector<Morsel> morsels;
+  std::atomic<size_t> next_morsel{0};
+  std::shared_ptr<RecordBatchReader> reader;  // streams only
 
   ~ScanState() {
     if (converted != nullptr) source->api().destroy_arrow_converted_schema(&converted);
   }
 };
 
+// One thread's part of a scan (DuckDB's local state): the rows it is
+// cutting into vectors.
+struct ThreadState {
+  RecordBatchPtr batch;
+  int64_t position = 0, end = 0;
+};
+
+// Vectors per morsel: large enough that claiming costs nothing, small
+// enough that both of two threads get work from a table of a few batches.
+constexpr int64_t kVectorsPerMorsel = 64;
+// Tables of at least this many rows are scanned by every thread DuckDB has;
+// their rows then come in no particular order (as from any parallel scan:
+// ORDER BY fixes one). Smaller ones are scanned by one thread, in order.
+constexpr int64_t kParallelRows = int64_t{1} << 20;
+
 void DeleteRegistryRef(void* p) { delete static_cast<std::shared_ptr<ScanRegistry>*>(p); }
 void DeleteSourceRef(void* p) { delete static_cast<std::shared_ptr<ScanSource>*>(p); }
 void DeleteScanState(void* p) { delete static_cast<ScanState*>(p); }
+void DeleteThreadState(void* p) { delete static_cast<ThreadState*>(p); }
 
 // The key argument of quiver_scan('<key>').
 std::string KeyArgument(const capi::Api& api, capi::duckdb_bind_info info) {
@@ -236,6 +263,20 @@ Status InitScan(const capi::Api& api, capi::duckdb_init_info info, ScanState* st
                                        *state->projected, state->source->name(),
                                        &state->converted));
   }
+  if (const TablePtr& table = state->source->table(); table != nullptr) {
+    QUIVER_ASSIGN_OR_RAISE(state->batches, table->ToRecordBatches());
+    const int64_t step = kVectorsPerMorsel * static_cast<int64_t>(api.vector_size());
+    for (size_t b = 0; b < state->batches.size(); ++b) {
+      const int64_t rows = state->batches[b]->num_rows();
+      for (int64_t start = 0; start < rows; start += step) {
+        state->morsels.push_back(Morsel{b, start, std::min(step, rows - start)});
+      }
+    }
+    if (table->num_rows() >= kParallelRows) {
+      api.init_set_max_threads(info, std::max<capi::idx_t>(1, state->morsels.size()));
+    }
+    return Status::OK();
+  }
   QUIVER_ASSIGN_OR_RAISE(state->reader, state->source->OpenScan());
   return Status::OK();
 }
@@ -253,26 +294,49 @@ void Init(capi::duckdb_init_info info) {
   api.init_set_init_data(info, state.release(), &DeleteScanState);
 }
 
-// Fills `output` with the next rows (at most one DuckDB vector's worth);
-// sets no rows at the end.
-Status Produce(const capi::Api& api, ScanState* state, capi::duckdb_data_chunk output) {
-  while (state->batch == nullptr || state->position >= state->batch->num_rows()) {
-    QUIVER_ASSIGN_OR_RAISE(state->batch, state->reader->Next());
-    state->position = 0;
-    if (state->batch == nullptr) {
-      api.data_chunk_set_size(output, 0);
-      return Status::OK();
+void LocalInit(capi::duckdb_init_info info) {
+  ScanApi().init_set_init_data(info, new ThreadState(), &DeleteThreadState);
+}
+
+// Points `local` at rows still to scan: the next morsel of a table, or the
+// next batch of a stream. False at the end.
+Result<bool> Claim(ScanState* state, ThreadState* local) {
+  while (local->batch == nullptr || local->position >= local->end) {
+    if (state->reader == nullptr) {
+      const size_t k = state->next_morsel.fetch_add(1);
+      if (k >= state->morsels.size()) return false;
+      const Morsel& m = state->morsels[k];
+      local->batch = state->batches[m.batch];
+      local->position = m.start;
+      local->end = m.start + m.length;
+      continue;
     }
-    if (!state->batch->schema()->Equals(*state->source->schema())) {
+    QUIVER_ASSIGN_OR_RAISE(local->batch, state->reader->Next());
+    if (local->batch == nullptr) return false;
+    if (!local->batch->schema()->Equals(*state->source->schema())) {
       return Status::Invalid("the stream produced a batch of another schema");
     }
+    local->position = 0;
+    local->end = local->batch->num_rows();
   }
-  const int64_t rows = std::min(state->batch->num_rows() - state->position,
-                                static_cast<int64_t>(api.vector_size()));
+  return true;
+}
+
+// Fills `output` with this thread's next rows (at most one DuckDB vector's
+// worth); sets no rows at the end.
+Status Produce(const capi::Api& api, ScanState* state, ThreadState* local,
+               capi::duckdb_data_chunk output) {
+  QUIVER_ASSIGN_OR_RAISE(const bool more, Claim(state, local));
+  if (!more) {
+    api.data_chunk_set_size(output, 0);
+    return Status::OK();
+  }
+  const int64_t rows =
+      std::min(local->end - local->position, static_cast<int64_t>(api.vector_size()));
   if (!state->columns.empty()) {
     std::vector<ArrayPtr> columns;
     for (int c : state->columns) {
-      columns.push_back(state->batch->column(c)->Slice(state->position, rows));
+      columns.push_back(local->batch->column(c)->Slice(local->position, rows));
     }
     auto slice = RecordBatch::Make(state->projected, rows, columns);
     capi::duckdb_data_chunk chunk;
@@ -285,14 +349,15 @@ Status Produce(const capi::Api& api, ScanState* state, capi::duckdb_data_chunk o
     api.destroy_data_chunk(&chunk);
   }
   api.data_chunk_set_size(output, static_cast<capi::idx_t>(rows));
-  state->position += rows;
+  local->position += rows;
   return Status::OK();
 }
 
 void Function(capi::duckdb_function_info info, capi::duckdb_data_chunk output) {
   const capi::Api& api = ScanApi();
   auto* state = static_cast<ScanState*>(api.function_get_init_data(info));
-  Status st = Produce(api, state, output);
+  auto* local = static_cast<ThreadState*>(api.function_get_local_init_data(info));
+  Status st = Produce(api, state, local, output);
   if (!st.ok()) {
     const std::string error = "the Quiver stream registered as '" +
                               state->source->name() + "' failed: " + st.ToString();
@@ -326,6 +391,7 @@ Status RegisterScanFunction(const std::shared_ptr<const Library>& library,
       f, new std::shared_ptr<ScanRegistry>(std::move(registry)), &DeleteRegistryRef);
   api.table_function_set_bind(f, &Bind);
   api.table_function_set_init(f, &Init);
+  api.table_function_set_local_init(f, &LocalInit);
   api.table_function_set_function(f, &Function);
   api.table_function_supports_projection_pushdown(f, true);
   const capi::duckdb_state state = api.register_table_function(conn, f);

@@ -56,6 +56,8 @@ class ScanSource {
   const std::vector<capi::duckdb_logical_type>& types() const { return types_; }
   // The number of rows, -1 if unknown (a reader).
   int64_t rows() const { return table_ ? table_->num_rows() : -1; }
+  // The registered table (null for a stream).
+  const TablePtr& table() const { return table_; }
 
   // The batches for one scan: a new reader over the table, or the reader
   // the first time and an error afterwards.

@@ -599,3 +599,55 @@ TEST(DuckDBDecimalScanTest, EveryWidthReadsAsTheSameDecimal) {
 
 }  // namespace
 }  // namespace quiver
+
+namespace quiver {
+namespace {
+
+// A table of many morsels is scanned by every DuckDB thread: each row once.
+TEST(DuckDBParallelScan, EveryRowOnceWhateverTheThreads) {
+  const int64_t batch_rows = 300000, batches = 7;  // 2.1 M rows: parallel
+  std::vector<RecordBatchPtr> parts;
+  for (int64_t b = 0; b < batches; ++b) {
+    Int64Builder a;
+    Int32Builder k;
+    ASSERT_TRUE(a.Reserve(batch_rows).ok());
+    ASSERT_TRUE(k.Reserve(batch_rows).ok());
+    for (int64_t i = b * batch_rows; i < (b + 1) * batch_rows; ++i) {
+      a.UnsafeAppend(i);
+      k.UnsafeAppend(static_cast<int32_t>(i % 10));
+    }
+    auto batch = RecordBatch::FromArrays(
+        {"a", "k"}, {a.Finish().ValueOrDie(), k.Finish().ValueOrDie()});
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    parts.push_back(*batch);
+  }
+  auto table = Table::FromRecordBatches(parts);
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  auto db = duckdb::Database::Open();
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto conn = duckdb::Connection::Open(*db);
+  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+  ASSERT_TRUE((*conn)->RegisterTable("big", *table).ok());
+  const int64_t n = batch_rows * batches;
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE(threads);
+    ASSERT_TRUE((*conn)->Execute("SET threads = " + std::to_string(threads)).ok());
+    auto result = (*conn)->QueryTable(
+        "SELECT count(*)::BIGINT, sum(a)::BIGINT, count(DISTINCT a)::BIGINT, "
+        "min(a), max(a), sum(k)::BIGINT FROM big");
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    ASSERT_EQ((*result)->num_rows(), 1);
+    auto value = [&](int c) {
+      return static_cast<const Int64Array&>(*(*result)->column(c)->chunk(0)).Value(0);
+    };
+    EXPECT_EQ(value(0), n);
+    EXPECT_EQ(value(1), n * (n - 1) / 2);
+    EXPECT_EQ(value(2), n);
+    EXPECT_EQ(value(3), 0);
+    EXPECT_EQ(value(4), n - 1);
+    EXPECT_EQ(value(5), (n / 10) * 45);
+  }
+}
+
+}  // namespace
+}  // namespace quiver
