@@ -62,7 +62,8 @@ Result<RecordBatchPtr> Batch() {
 TEST(DuckDBRunEndEncoded, QuiverRunsReadAsTheirValues) {
   ASSERT_OK_AND_ASSIGN(auto batch, Batch());
   ASSERT_OK(batch->ValidateFull());
-  const auto& runs = static_cast<const RunEndEncodedArray&>(*batch->column(1));
+  const ArrayPtr column = batch->column(1);  // held: column() makes a new Array
+  const auto& runs = static_cast<const RunEndEncodedArray&>(*column);
   ASSERT_LT(runs.run_ends()->length(), kRows / 2);  // real runs, not one per row
   // Three batches: whole rows 0..999, then slices starting inside runs.
   std::vector<RecordBatchPtr> parts = {batch->Slice(0, 1000), batch->Slice(1002, 1999),

@@ -78,9 +78,12 @@ void ExpectSame(const std::vector<RecordBatchPtr>& expected,
 TEST(DescriptorSpec, QuiverStreamParsesWithTheSpecAlone) {
   auto batches = GrowingBatches(3, 5);
   std::vector<BufferRange> ranges;
-  ASSERT_OK_AND_ASSIGN(
-      std::string bytes,
-      EncodeDescriptor(batches[0]->schema(), batches, DescriptorWriteOptions(), &ranges));
+  // Held: a delta's re-based offsets are new buffers the descriptor
+  // references (without scratch_out they would belong to it, never freed).
+  std::vector<std::shared_ptr<Buffer>> scratch;
+  ASSERT_OK_AND_ASSIGN(std::string bytes,
+                       EncodeDescriptor(batches[0]->schema(), batches,
+                                        DescriptorWriteOptions(), &ranges, &scratch));
   std::string error;
   std::vector<spec::Message> messages = spec::Parse(bytes, &error);
   ASSERT_TRUE(error.empty()) << error;
@@ -148,8 +151,9 @@ TEST(DescriptorSpec, WithoutDeltasDictionariesAreReplaced) {
   auto batches = GrowingBatches(3, 4);
   DescriptorWriteOptions options;
   options.emit_dictionary_deltas = false;
-  ASSERT_OK_AND_ASSIGN(std::string bytes,
-                       EncodeDescriptor(batches[0]->schema(), batches, options));
+  std::vector<std::shared_ptr<Buffer>> scratch;
+  ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeDescriptor(batches[0]->schema(), batches,
+                                                           options, nullptr, &scratch));
   std::string error;
   auto messages = spec::Parse(bytes, &error);
   ASSERT_TRUE(error.empty()) << error;
@@ -432,8 +436,10 @@ TEST(DescriptorSpec, TooSmallBufferIsRejectedNamingTheColumn) {
 
 TEST(DescriptorSpec, DeltaBeforeItsDictionaryIsRefused) {
   auto batches = GrowingBatches(2, 3);
-  ASSERT_OK_AND_ASSIGN(std::string bytes, EncodeDescriptor(batches[0]->schema(), batches,
-                                                           DescriptorWriteOptions()));
+  std::vector<std::shared_ptr<Buffer>> scratch;
+  ASSERT_OK_AND_ASSIGN(std::string bytes,
+                       EncodeDescriptor(batches[0]->schema(), batches,
+                                        DescriptorWriteOptions(), nullptr, &scratch));
   std::string error;
   auto messages = spec::Parse(bytes, &error);
   ASSERT_TRUE(error.empty()) << error;

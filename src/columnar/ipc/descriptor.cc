@@ -558,13 +558,16 @@ Result<std::string> Encode(const SchemaPtr& schema,
     }
     QUIVER_ASSIGN_OR_RAISE(auto sends, tracker.Collect(*batch));
     for (const auto& send : sends) {
-      QUIVER_ASSIGN_OR_RAISE(EncodedBatch dict,
-                             EncodeDictionaryMessage(send, encoder.write_options()));
+      // Only the payload: the header is encoded once its entries are final,
+      // from the default pool (it is not memory the descriptor references).
+      QUIVER_ASSIGN_OR_RAISE(
+          BatchPayload dict,
+          AssembleDictionary(send.values, encoder.write_options(), send.endianness));
       QUIVER_ASSIGN_OR_RAISE(
           Layout layout,
-          DictionaryLayout(*schema, *fields.FindById(send.id), dict.payload.metadata));
+          DictionaryLayout(*schema, *fields.FindById(send.id), dict.metadata));
       QUIVER_RETURN_NOT_OK(
-          encoder.Batch(std::move(dict.payload), layout, [&](const BatchMetadata& md) {
+          encoder.Batch(std::move(dict), layout, [&](const BatchMetadata& md) {
             return EncodeDictionaryBatch(send.id, send.is_delta, md);
           }));
     }
