@@ -178,7 +178,9 @@ TEST_F(TransportProcesses, AClientKilledMidScanLeavesTheServerAtItsBaseline) {
           return after.pool_bytes_in_use == 0 && after.scans == 0 &&
                  after.connections == 1 && after.sends <= 1;
         },
-        5000);
+        // Generous: noticing a killed peer can take UCX seconds under ASan on
+        // a loaded machine (it failed once at 5 s).
+        30000);
     EXPECT_TRUE(ok) << "pool bytes " << after.pool_bytes_in_use << ", scans "
                     << after.scans << ", connections " << after.connections << ", sends "
                     << after.sends;

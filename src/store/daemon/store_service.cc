@@ -265,9 +265,11 @@ class StoreService final : public control::daemon::Service {
     });
   }
 
-  // Retries failed un-reservations; after a peer restarted, drops what it
-  // reserved here before (as its directory node) and re-registers what this
-  // node holds there (as a home: a restarted directory node knows nothing).
+  // Retries failed un-reservations; after a peer restarted, re-registers
+  // what this node holds there (as a home: a restarted directory node knows
+  // nothing). What the peer reserved here before is dropped only when its
+  // own re-registration arrives (HandleReserve): until then its ids stay
+  // taken, so no one can create a second object under an id it restores.
   void Resync() {
     std::map<uint32_t, std::vector<ObjectId>> retry;
     {
@@ -283,11 +285,6 @@ class StoreService final : public control::daemon::Service {
         if (it != seen_.end() && it->second == view.generation) continue;
         if (resyncing_.count(view.node) != 0) continue;
         resyncing_.insert(view.node);
-      }
-      const size_t dropped = ids_.DropOlder(view.node, view.generation);
-      if (dropped > 0) {
-        Log("store: node %u restarted (generation %llu): forgot %zu ids it held",
-            view.node, static_cast<unsigned long long>(view.generation), dropped);
       }
       wire::StoreReserveRequest req;
       req.set_generation(node_.generation);
@@ -684,6 +681,16 @@ void HandleReserve(Node& node, const CallPtr& call, std::string_view payload) {
     // Already the caller's: the caller's own +1 (it knows it is itself).
     auto holder = Svc(node)->ids().Reserve(id, home, req->generation());
     rep.add_holder_plus_one(holder ? *holder + 1 : 0);
+  }
+  if (req->resync()) {
+    // The caller's whole list for this directory node in its generation:
+    // what it reserved in an earlier life and no longer holds is free now.
+    const size_t dropped = Svc(node)->ids().DropOlder(home, req->generation());
+    if (dropped > 0) {
+      Log("store: node %u (generation %llu) no longer holds %zu ids it reserved "
+          "before: freed",
+          home, static_cast<unsigned long long>(req->generation()), dropped);
+    }
   }
   node.Changed();
   call->Reply(rep);
