@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,6 +66,25 @@ struct PublishOptions {
   // Unset: the whole table, under a name no one holds (AlreadyExists else).
   std::optional<uint64_t> first_row;
   bool local_only = false;  // readable on this node only
+};
+
+// Where Client::Load puts what it reads.
+struct LoadProgress {
+  uint64_t rows = 0;    // read so far
+  uint64_t bytes = 0;   // written into cluster memory so far
+  uint32_t chunks = 0;  // written so far
+};
+struct LoadOptions {
+  // The nodes whose regions take the chunks, in turn (default: every node
+  // of the cluster). A chunk that does not fit in one goes to the next.
+  std::vector<uint32_t> nodes;
+  // The size a chunk is cut at: rows are gathered until their buffers
+  // reach it (0: 64 MiB, at most a sixteenth of the smallest region).
+  uint64_t chunk_bytes = 0;
+  // Polled after each batch read: true stops the load (Cancelled).
+  std::function<bool()> cancelled;
+  // Called after each batch read and each chunk written.
+  std::function<void(const LoadProgress&)> progress;
 };
 
 struct SendFullStats {
@@ -163,6 +183,14 @@ class Client final : public memory::RemoteAllocator {
   Result<SendFullStats> SendTableFull(const TablePtr& table, const std::string& name,
                                       std::optional<uint64_t> first_row = std::nullopt,
                                       std::vector<uint32_t> nodes = {});
+
+  // Copies every batch of `reader` into cluster memory, cut into chunks of
+  // about options.chunk_bytes placed round robin in the regions of
+  // options.nodes, and returns them as a table (one batch per chunk) ready
+  // to Publish. Nothing is published. On any failure -- the reader's, a
+  // full cluster, options.cancelled -- what was written is freed before
+  // returning (and by the owners anyway if this process dies).
+  Result<TablePtr> Load(RecordBatchReader* reader, const LoadOptions& options = {});
 
   // Barriers over the nodes' state words (this node's is set here).
   Status SetState(uint64_t flags, uint64_t mask);

@@ -76,6 +76,13 @@ struct duckdb_column {
   void* internal_data;
 };
 
+// What duckdb_query_progress returns: percentage is -1 when unknown.
+struct duckdb_query_progress_type {
+  double percentage;
+  uint64_t rows_processed;
+  uint64_t total_rows_to_process;
+};
+
 // struct duckdb_result, passed by value to duckdb_fetch_chunk.
 struct duckdb_result {
   idx_t deprecated_column_count;
@@ -121,6 +128,7 @@ struct Api {
   duckdb_state (*execute_pending)(duckdb_pending_result pending, duckdb_result* out);
   void (*destroy_pending)(duckdb_pending_result* pending);
   void (*interrupt)(duckdb_connection connection);
+  duckdb_query_progress_type (*query_progress)(duckdb_connection connection);
   idx_t (*prepared_statement_column_count)(duckdb_prepared_statement prepared);
   char* (*prepared_statement_column_name)(duckdb_prepared_statement prepared,
                                           idx_t column);  // freed with free

@@ -152,6 +152,11 @@ Result<std::shared_ptr<RecordBatchReader>> Connection::StreamArrow(std::string_v
 
 void Connection::Interrupt() { state_->api().interrupt(state_->conn); }
 
+double Connection::Progress() const {
+  const auto p = state_->api().query_progress(state_->conn);
+  return p.percentage >= 0 && p.percentage <= 100 ? p.percentage : -1;
+}
+
 Result<TablePtr> Connection::QueryTable(std::string_view sql) {
   ArrowArrayStream stream;
   QUIVER_RETURN_NOT_OK(QueryArrowStream(sql, &stream));
@@ -202,13 +207,20 @@ Status Connection::Unregister(const std::string& name) {
   return Status::OK();
 }
 
-std::string QuoteIdentifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
+namespace {
+
+std::string Quote(std::string_view text, char quote) {
+  std::string out(1, quote);
+  for (char c : text) {
+    if (c == quote) out += quote;
     out += c;
   }
-  return out + "\"";
+  return out + quote;
 }
+
+}  // namespace
+
+std::string QuoteIdentifier(std::string_view name) { return Quote(name, '"'); }
+std::string QuoteLiteral(std::string_view text) { return Quote(text, '\''); }
 
 }  // namespace quiver::duckdb

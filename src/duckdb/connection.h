@@ -84,6 +84,11 @@ class Connection {
   // next fetch of a streaming result, fails as Cancelled. Safe from any
   // thread.
   void Interrupt();
+  // How far the query this connection runs has come, in percent, as
+  // DuckDB estimates it (for a scan of files: the share of their bytes
+  // read); -1 when DuckDB cannot tell or nothing runs. Called between
+  // fetches of a streaming result, by the thread that reads it.
+  double Progress() const;
   // Every batch of QueryArrow gathered into a table.
   Result<TablePtr> QueryTable(std::string_view sql);
 
@@ -115,5 +120,7 @@ class Connection {
 
 // `name` as a double-quoted SQL identifier.
 std::string QuoteIdentifier(std::string_view name);
+// `text` as a single-quoted SQL string literal (file names in COPY, read_csv).
+std::string QuoteLiteral(std::string_view text);
 
 }  // namespace quiver::duckdb

@@ -54,6 +54,7 @@ Status ResolveAll(void* h, const std::string& path, capi::Api* api) {
   QUIVER_DUCKDB_RESOLVE(execute_pending);
   QUIVER_DUCKDB_RESOLVE(destroy_pending);
   QUIVER_DUCKDB_RESOLVE(interrupt);
+  QUIVER_DUCKDB_RESOLVE(query_progress);
   QUIVER_DUCKDB_RESOLVE(prepared_statement_column_count);
   QUIVER_DUCKDB_RESOLVE(prepared_statement_column_name);
   QUIVER_DUCKDB_RESOLVE(prepared_statement_column_logical_type);

@@ -2,11 +2,7 @@
 // published by the test actor (an int64 column v = 0..R-1) and by
 // `quiver sql --publish`, queried from every node, in every format, and
 // compared with what DuckDB computes over the same data.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -16,13 +12,12 @@
 #include "cluster/up_util.h"
 #include "quiver/columnar/builder.h"
 
-extern char** environ;
-
 namespace quiver {
 namespace {
 
 using testing::BinaryPath;
 using testing::Child;
+using testing::PeakRssKb;
 using testing::Ran;
 
 class SqlTest : public testing::UpFixture {
@@ -233,27 +228,6 @@ TEST_F(SqlTest, Errors) {
   EXPECT_NE(r.out.find("daemon of node 1 is not running"), std::string::npos) << r.out;
   r = Sql({"--node", "0", "SELECT 1 AS one"});  // the rest still works
   EXPECT_EQ(r.code, 0) << r.out;
-}
-
-// Peak resident memory (KiB) of `argv` run to completion, stdout discarded.
-long PeakRssKb(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  const int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (err != 0) return -1;
-  int status = 0;
-  rusage usage{};
-  if (wait4(pid, &status, 0, &usage) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
-    return -1;
-  }
-  return usage.ru_maxrss;
 }
 
 // The scan reads the table where it is in cluster memory. A count touches

@@ -36,6 +36,10 @@ int StoreCommand(const Args& args);        // quiver store ls|stat|rm
 int ServeCommand(const Args& args);        // quiver serve (transport server)
 int ScanCommand(const Args& args);         // quiver scan (transport client)
 int SqlCommand(const Args& args);          // quiver sql
+int PutCommand(const Args& args);          // quiver put
+int LsCommand(const Args& args);           // quiver ls
+int RmCommand(const Args& args);           // quiver rm
+int GetCommand(const Args& args);          // quiver get
 
 // Prints "quiver: <what>: <status message>" on stderr, on one line, both
 // Escape()d, and returns code.

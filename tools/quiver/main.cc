@@ -142,6 +142,16 @@ commands:
                                table (scanned zero-copy); no QUERY: read
                                statements ending in ';' from stdin (.tables,
                                .quit); --publish NAME: publish the result
+  put [--dir D] [--node N] [--format csv|parquet|json|arrow] [--chunk-size B]
+      FILE... NAME             load CSV, Parquet, JSON or Arrow IPC files (globs
+                               too) into cluster memory as one table, spread over
+                               the nodes (--node N: all on node N), published once
+                               complete; an error or an interrupt leaves nothing
+  ls [--dir D] [--node N]      the published tables: rows, chunks, nodes, state
+  rm [--dir D] NAME...         unpublish tables (memory returns when no one reads)
+  get [--dir D] [--node N] NAME -o FILE
+                               write a table to FILE: Arrow IPC (.arrow .ipc
+                               .feather; .arrows: stream), .parquet, .csv, .json
   store ls|stat [ID]|rm ID... --config F [--node N]
                                the object store's objects, one object or every
                                node's counters, delete objects (tables with parts)
@@ -199,6 +209,10 @@ int main(int argc, char** argv) {
   if (command == "serve") return ServeCommand(args);
   if (command == "scan") return ScanCommand(args);
   if (command == "sql") return SqlCommand(args);
+  if (command == "put") return PutCommand(args);
+  if (command == "ls") return LsCommand(args);
+  if (command == "rm") return RmCommand(args);
+  if (command == "get") return GetCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;

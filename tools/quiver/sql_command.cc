@@ -9,11 +9,10 @@
 #include <memory>
 #include <string>
 
+#include "attach.h"
 #include "commands.h"
-#include "control/local_cluster.h"
 #include "duckdb/connection.h"
 #include "quiver/client.h"
-#include "quiver/columnar/concatenate.h"
 #include "sql_format.h"
 
 namespace quiver::cli {
@@ -69,14 +68,14 @@ class SqlSession {
   int Publish(const std::string& sql, const std::string& name) {
     auto result = conn_->QueryArrow(sql);
     if (!result.ok()) return SqlError(result.status());
-    auto batches = (*result)->ReadAll();
-    if (!batches.ok()) return SqlError(batches.status());
-    auto copy = CopyToCluster((*result)->schema(), *batches);
-    if (!copy.ok()) return Fail("sql: --publish " + name, copy.status(), kExitFailed);
-    Status st = client_->Publish(*copy, name);
+    LoadOptions load;
+    load.nodes = {client_->node_id()};
+    auto table = client_->Load(result->get(), load);
+    if (!table.ok()) return Fail("sql: --publish " + name, table.status(), kExitFailed);
+    Status st = client_->Publish(*table, name);
     if (!st.ok()) return Fail("sql: --publish " + name, st, kExitFailed);
     std::printf("published %s: %lld rows in node %u's memory\n", Escape(name).c_str(),
-                static_cast<long long>((*copy)->num_rows()), client_->node_id());
+                static_cast<long long>((*table)->num_rows()), client_->node_id());
     return kExitOk;
   }
 
@@ -155,19 +154,6 @@ class SqlSession {
     return kExitFailed;
   }
 
-  // The batches as one batch in this node's memory.
-  Result<RecordBatchPtr> CopyToCluster(const SchemaPtr& schema,
-                                       const std::vector<RecordBatchPtr>& batches) {
-    MemoryPool* pool = client_->local_pool();
-    if (!batches.empty()) return ConcatenateBatches(batches, pool);
-    std::vector<ArrayPtr> columns;
-    for (const auto& f : schema->fields()) {
-      QUIVER_ASSIGN_OR_RAISE(auto empty, MakeEmptyArray(f->type(), pool));
-      columns.push_back(std::move(empty));
-    }
-    return RecordBatch::Make(schema, 0, columns);
-  }
-
   std::unique_ptr<Client> client_;
   std::unique_ptr<duckdb::Connection> conn_;
   SqlFormat format_;
@@ -179,15 +165,15 @@ class SqlSession {
 
 int SqlCommand(const Args& in) {
   Args args = in;
-  const std::string dir_flag = TakeOption(&args, "dir", "");
   const std::string publish = TakeOption(&args, "publish", "");
   auto format = ParseSqlFormat(TakeOption(&args, "format", "table"));
   if (!format.ok()) return Fail("sql", format.status());
-  constexpr uint64_t kAnyNode = ~0ULL;
-  auto node = TakeCount(&args, "node", kAnyNode, memory::kMaxNodeId);
-  if (!node.ok()) return Fail("sql", node.status());
-  if (args.size() > 1 || (!args.empty() && args[0].rfind("--", 0) == 0) ||
-      (!publish.empty() && args.empty())) {
+  Args positional = args;  // what is left once --dir and --node are taken
+  (void)TakeOption(&positional, "dir", "");
+  (void)TakeOption(&positional, "node", "");
+  if (positional.size() > 1 ||
+      (!positional.empty() && positional[0].rfind("--", 0) == 0) ||
+      (!publish.empty() && positional.empty())) {
     std::fputs(kUsage, stderr);
     return kExitBadInput;
   }
@@ -197,46 +183,14 @@ int SqlCommand(const Args& in) {
                  "or a pipe\n");
     return kExitBadInput;
   }
-  const std::string dir = dir_flag.empty() ? control::DefaultStateDir() : dir_flag;
-  auto cluster = control::LocalCluster::Attach(dir);
-  if (!cluster.ok()) {
-    if (!cluster.status().IsNotFound()) return Fail(dir, cluster.status());
-    std::fprintf(stderr, "quiver: sql: no cluster in %s: start one with `quiver up`\n",
-                 Escape(dir).c_str());
-    return kExitFailed;
-  }
-  if (*node == kAnyNode) {  // the first node whose daemon runs
-    for (int i = 0; i < (*cluster)->nodes() && *node == kAnyNode; ++i) {
-      if ((*cluster)->Running(i)) *node = static_cast<uint64_t>(i);
-    }
-    if (*node == kAnyNode) {
-      std::fprintf(stderr,
-                   "quiver: sql: no daemon of the cluster in %s is running (`quiver "
-                   "down` cleans it up, `quiver up` starts a new one)\n",
-                   Escape(dir).c_str());
-      return kExitFailed;
-    }
-  } else if (*node >= static_cast<uint64_t>((*cluster)->nodes()) ||
-             (*cluster)->config().FindNode(static_cast<uint32_t>(*node)) == nullptr) {
-    std::fprintf(stderr, "quiver: sql: no node %llu in the cluster in %s (it has %d)\n",
-                 static_cast<unsigned long long>(*node), Escape(dir).c_str(),
-                 (*cluster)->nodes());
-    return kExitBadInput;
-  } else if (!(*cluster)->Running(static_cast<int>(*node))) {
-    std::fprintf(stderr,
-                 "quiver: sql: the daemon of node %llu is not running (`quiver status` "
-                 "shows the cluster)\n",
-                 static_cast<unsigned long long>(*node));
-    return kExitFailed;
-  }
-  auto client = Client::Connect(
-      {.config_path = (*cluster)->config_path(), .node = static_cast<uint32_t>(*node)});
-  if (!client.ok()) return Fail("sql: node " + std::to_string(*node), client.status(), 1);
+  int code = kExitOk;
+  auto attached = AttachCluster("sql", &args, &code);
+  if (!attached) return code;
   auto db = duckdb::Database::Open();
   if (!db.ok()) return Fail("sql: DuckDB", db.status(), kExitFailed);
   auto conn = duckdb::Connection::Open(*db);
   if (!conn.ok()) return Fail("sql: DuckDB", conn.status(), kExitFailed);
-  SqlSession session(std::move(*client), std::move(*conn), *format);
+  SqlSession session(std::move(attached->client), std::move(*conn), *format);
   Status st = session.RegisterTables();
   if (!st.ok()) return Fail("sql: listing the tables", st, kExitFailed);
   if (!publish.empty()) return session.Publish(args[0], publish);

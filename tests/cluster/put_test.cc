@@ -1,0 +1,291 @@
+// `quiver put`, `ls`, `rm` and `get` as a user runs them against a cluster
+// of `quiver up`: files DuckDB writes (every type it writes to Parquet, and
+// CSV) loaded into cluster memory over three nodes, queried from every node
+// and compared with DuckDB reading the same files; bad files, interrupts and
+// kills leave region usage where it was and no table behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cluster/cluster_util.h"
+#include "cluster/up_util.h"
+#include "quiver/client.h"
+
+namespace quiver {
+namespace {
+
+using testing::BinaryPath;
+using testing::Child;
+using testing::Eventually;
+using testing::PeakRssKb;
+using testing::Ran;
+
+// One column of each type DuckDB writes to Parquet, NULLs included; `id`
+// orders the rows.
+constexpr const char* kTypes = R"(SELECT i AS id,
+ (i % 2 = 0) AS b, (i % 100)::TINYINT AS i8, ((i % 4000) * 7)::SMALLINT AS i16,
+ (i * 1000)::INTEGER AS i32, (i * 100000)::BIGINT AS i64, (i % 200)::UTINYINT AS u8,
+ (i * 3)::USMALLINT AS u16, (i * 1000)::UINTEGER AS u32, (i * 100000)::UBIGINT AS u64,
+ (i * 12345678901)::HUGEINT AS i128, (i / 7)::FLOAT AS f32, (i / 7)::DOUBLE AS f64,
+ ((i % 9000) / 10)::DECIMAL(4,1) AS d4, (i / 100)::DECIMAL(9,2) AS d9,
+ (i / 1000)::DECIMAL(18,3) AS d18, (i / 3)::DECIMAL(38,10) AS d38,
+ 'str_' || i AS s, ('blob' || i)::BLOB AS bl, DATE '2000-01-01' + (i % 5000)::INT AS dt,
+ TIME '01:02:03' + INTERVAL (i % 3600) SECOND AS tm,
+ TIMESTAMP '2020-01-01 00:00:00' + INTERVAL (i) SECOND AS ts,
+ (TIMESTAMP '2020-01-01 00:00:00' + INTERVAL (i) SECOND)::TIMESTAMPTZ AS tstz,
+ INTERVAL (i % 40) DAY + INTERVAL (i % 13) MONTH AS iv,
+ ('00000000-0000-0000-0000-' || lpad(i::VARCHAR, 12, '0'))::UUID AS uid,
+ [i, i + 1, NULL] AS li, {'a': i, 'b': 'x' || i} AS st, MAP {'k': i} AS mp,
+ CASE WHEN i % 5 = 0 THEN NULL ELSE i END AS nullable,
+ (['red', 'green', 'blue'])[i % 3 + 1]::ENUM('red', 'green', 'blue') AS en
+FROM range(20000) t(i))";
+
+class PutTest : public testing::UpFixture {
+ protected:
+  Ran Up3() {
+    return QuiverArgs({"up", "--nodes", "3", "--size", "256M", "--dir", state_});
+  }
+  Ran Q(std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin() + 1, {"--dir", state_});
+    return QuiverArgs(args, input);
+  }
+  // DuckDB (through `quiver sql`) writes `query`'s rows to `file`.
+  void Write(const std::string& query, const std::string& file,
+             const std::string& options) {
+    Ran r = Q({"sql", "COPY (" + query + ") TO '" + file + "' (" + options + ")"});
+    ASSERT_EQ(r.code, 0) << r.out;
+  }
+  // CSV of `query` run on `node` (or the first node when empty).
+  std::string Csv(const std::string& query, const std::string& node = "") {
+    std::vector<std::string> args = {"sql", "--format", "csv"};
+    if (!node.empty()) args.insert(args.end(), {"--node", node});
+    args.push_back(query);
+    Ran r = Q(args);
+    EXPECT_EQ(r.code, 0) << query << "\n" << r.out;
+    return r.out;
+  }
+  // Bytes in use over every region, as the daemons count them.
+  uint64_t Used() {
+    auto client = Client::Connect({.config_path = state_ + "/cluster.toml", .node = 0});
+    if (!client.ok()) return ~0ULL;
+    auto status = (*client)->GetClusterStatus();
+    if (!status.ok()) return ~0ULL;
+    uint64_t used = 0;
+    for (const auto& n : status->nodes) used += n.used;
+    return used;
+  }
+  bool Listed(const std::string& name) {
+    Ran r = Q({"ls"});
+    EXPECT_EQ(r.code, 0) << r.out;
+    return r.out.find("\n" + name + " ") != std::string::npos;
+  }
+};
+
+TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
+  ASSERT_EQ(Up3().code, 0);
+  const std::string parquet = tmp_ + "/types.parquet", csv = tmp_ + "/types.csv";
+  Write(kTypes, parquet, "FORMAT parquet");
+  Write(kTypes, csv, "FORMAT csv, HEADER true");
+  // Chunks of about 1 MB: the table lies in every node's region.
+  for (const auto& [file, name] : {std::pair{parquet, "tp"}, std::pair{csv, "tc"}}) {
+    Ran put = Q({"put", "--chunk-size", "1000000", file, name});
+    ASSERT_EQ(put.code, 0) << put.out;
+    EXPECT_NE(put.out.find(std::string("put ") + name + ": 20000 rows"),
+              std::string::npos)
+        << put.out;
+    EXPECT_NE(put.out.find("on nodes 0, 1, 2"), std::string::npos) << put.out;
+  }
+  const std::string direct_parquet = Csv("SELECT * FROM '" + parquet + "' ORDER BY id");
+  const std::string direct_csv = Csv("SELECT * FROM '" + csv + "' ORDER BY id");
+  ASSERT_GT(direct_parquet.size(), 20000u * 100);
+  const std::string agg =
+      "SELECT count(*), sum(i64), sum(d38), max(s), min(ts), sum(f64), "
+      "count(nullable), max(li[2]), max(st.b), count(DISTINCT en) FROM ";
+  const std::string agg_direct = Csv(agg + "'" + parquet + "'");
+  for (const char* node : {"0", "1", "2"}) {
+    SCOPED_TRACE(node);
+    EXPECT_EQ(Csv("SELECT * FROM tp ORDER BY id", node), direct_parquet);
+    EXPECT_EQ(Csv("SELECT * FROM tc ORDER BY id", node), direct_csv);
+    EXPECT_EQ(Csv(agg + "tp", node), agg_direct);
+    // A join of the two tables put from different files.
+    EXPECT_EQ(
+        Csv("SELECT count(*) AS n, sum(tp.i64 - tc.i64) AS d FROM tp JOIN tc USING (id)",
+            node),
+        "n,d\r\n20000,0\r\n");
+  }
+
+  // Globs: two CSV parts are one table.
+  Write("SELECT * FROM range(0, 700) t(x)", tmp_ + "/part1.csv", "FORMAT csv, HEADER");
+  Write("SELECT * FROM range(700, 1000) t(x)", tmp_ + "/part2.csv", "FORMAT csv, HEADER");
+  Ran put = Q({"put", tmp_ + "/part*.csv", "parts"});
+  ASSERT_EQ(put.code, 0) << put.out;
+  EXPECT_EQ(Csv("SELECT count(*), sum(x), count(DISTINCT x) FROM parts"),
+            "count_star(),sum(x),count(DISTINCT x)\r\n1000,499500,1000\r\n");
+
+  // get writes each format; DuckDB (or put, for Arrow IPC) reads back the
+  // same rows.
+  for (const char* ext : {".parquet", ".csv", ".json"}) {
+    SCOPED_TRACE(ext);
+    const std::string out = tmp_ + "/back" + ext;
+    Ran get = Q({"get", "tp", "-o", out});
+    ASSERT_EQ(get.code, 0) << get.out;
+    EXPECT_NE(get.out.find("20000 rows of tp"), std::string::npos) << get.out;
+    EXPECT_EQ(Csv("SELECT count(*), sum(i64), max(s) FROM '" + out + "'"),
+              Csv("SELECT count(*), sum(i64), max(s) FROM tp"));
+  }
+  EXPECT_EQ(Csv("SELECT * FROM '" + tmp_ + "/back.parquet' ORDER BY id"), direct_parquet);
+  for (const char* ext : {".arrow", ".arrows"}) {
+    SCOPED_TRACE(ext);
+    const std::string out = tmp_ + "/back" + ext;
+    ASSERT_EQ(Q({"get", "tp", "-o", out}).code, 0);
+    const std::string name = std::string("again") + (ext[6] == 's' ? "s" : "");
+    Ran again = Q({"put", out, name});
+    ASSERT_EQ(again.code, 0) << again.out;
+    EXPECT_EQ(Csv("SELECT * FROM " + name + " ORDER BY id", "1"), direct_parquet);
+  }
+}
+
+// The query process does not copy the put table: a count touches none of
+// its pages, a sum maps each page once (counted once in the resident size).
+TEST_F(PutTest, ScanOfAPutTableIsZeroCopy) {
+  ASSERT_EQ(QuiverArgs({"up", "--nodes", "2", "--size", "512M", "--dir", state_}).code,
+            0);
+  constexpr int64_t kRows = 20'000'000;  // 160 MB of int64
+  constexpr long kTableKb = kRows * 8 / 1024;
+  const std::string file = tmp_ + "/big.parquet";
+  Write("SELECT range AS v FROM range(" + std::to_string(kRows) + ")", file,
+        "FORMAT parquet");
+  Ran put = Q({"put", file, "big"});
+  ASSERT_EQ(put.code, 0) << put.out;
+  EXPECT_NE(put.out.find("on nodes 0, 1"), std::string::npos) << put.out;
+  auto run = [&](const std::string& q) {
+    return PeakRssKb({BinaryPath("quiver"), "sql", "--dir", state_, "--node", "1", q});
+  };
+  const long base = run("SELECT 1");
+  const long count = run("SELECT count(*) FROM big");
+  const long sum = run("SELECT sum(v) FROM big");
+  ASSERT_GT(base, 0);
+  ASSERT_GT(count, 0);
+  ASSERT_GT(sum, 0);
+  EXPECT_LT(count - base, kTableKb / 4) << base << " " << count;
+  EXPECT_LT(sum - base, kTableKb * 3 / 2) << base << " " << sum;
+  EXPECT_EQ(Csv("SELECT count(*), sum(v) FROM big"),
+            "count_star(),sum(v)\r\n20000000,199999990000000\r\n");
+}
+
+TEST_F(PutTest, BadInputLeavesNothing) {
+  ASSERT_EQ(Up3().code, 0);
+  const uint64_t baseline = Used();
+  ASSERT_NE(baseline, ~0ULL);
+  // A CSV whose 300,001st row is malformed: several chunks are written
+  // before DuckDB finds it.
+  const std::string good = tmp_ + "/good.csv", bad = tmp_ + "/bad.csv";
+  Write("SELECT range AS id, 'x' || range AS s FROM range(300000)", good,
+        "FORMAT csv, HEADER");
+  {
+    std::ifstream in(good);
+    std::ofstream out(bad);
+    out << in.rdbuf() << "oops,y\n";
+  }
+  Ran r = Q({"put", "--chunk-size", "1000000", bad, "bad"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("Could not convert string \"oops\""), std::string::npos) << r.out;
+  EXPECT_EQ(Used(), baseline);
+
+  r = Q({"put", tmp_ + "/missing.csv", "m"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing.csv: No such file or directory"), std::string::npos)
+      << r.out;
+  r = Q({"put", tmp_ + "/none*.parquet", "m"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no file matches"), std::string::npos) << r.out;
+  {
+    std::ofstream(tmp_ + "/trunc.parquet") << "PAR1 not really parquet";
+    std::ofstream(tmp_ + "/garbage.arrow") << "ARROW1\0\0 garbage";
+    std::ofstream(tmp_ + "/data.txt") << "1,2\n";
+  }
+  r = Q({"put", tmp_ + "/trunc.parquet", "m"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("trunc.parquet"), std::string::npos) << r.out;
+  r = Q({"put", tmp_ + "/garbage.arrow", "m"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("garbage.arrow"), std::string::npos) << r.out;
+  r = Q({"put", tmp_ + "/data.txt", "m"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("--format"), std::string::npos) << r.out;
+  r = Q({"put", good, tmp_ + "/trunc.parquet", "m"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("one table is put from files of one format"), std::string::npos)
+      << r.out;
+  r = Q({"put", good});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("usage: quiver put"), std::string::npos) << r.out;
+  EXPECT_EQ(Used(), baseline);
+  EXPECT_FALSE(Listed("bad"));
+  EXPECT_FALSE(Listed("m"));
+
+  // A name already published is refused, and the table stays.
+  ASSERT_EQ(Q({"put", good, "t"}).code, 0);
+  r = Q({"put", good, "t"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("a table named t is already published"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(Csv("SELECT count(*) FROM t"), "count_star()\r\n300000\r\n");
+  // rm, then nothing is left; rm and get of what is not there say so.
+  r = Q({"rm", "t"});
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(Listed("t"));
+  EXPECT_TRUE(Eventually([&] { return Used() == baseline; }, 30000));
+  r = Q({"rm", "t"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no table 't'"), std::string::npos) << r.out;
+  r = Q({"get", "t", "-o", tmp_ + "/t.parquet"});
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_FALSE(Exists(tmp_ + "/t.parquet"));
+}
+
+// SIGINT in the middle of a put, and SIGKILL: region usage comes back to
+// where it was and no table is left.
+TEST_F(PutTest, InterruptAndKillLeaveNothing) {
+  ASSERT_EQ(Up3().code, 0);
+  const uint64_t baseline = Used();
+  ASSERT_NE(baseline, ~0ULL);
+  const std::string file = tmp_ + "/big.parquet";
+  Write("SELECT range AS a, range * 2 AS b, 'row ' || range AS s FROM range(8000000)",
+        file, "FORMAT parquet");
+  for (int sig : {SIGINT, SIGKILL}) {
+    SCOPED_TRACE(sig);
+    Child put =
+        Child::Start({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", BinaryPath("quiver"),
+                      "put", "--dir", state_, "--chunk-size", "2000000", file, "big"});
+    // Chunks are being written when the signal comes.
+    ASSERT_TRUE(Eventually([&] { return Used() > baseline + 4'000'000; }, 60000));
+    put.Kill(sig);
+    const int code = put.Finish();
+    if (sig == SIGINT) {
+      EXPECT_EQ(code, 130) << put.output();
+      EXPECT_NE(put.output().find("interrupted: nothing published"), std::string::npos)
+          << put.output();
+      EXPECT_EQ(Used(), baseline);  // freed before it exits
+    } else {
+      EXPECT_EQ(code, 128 + SIGKILL);
+      EXPECT_TRUE(Eventually([&] { return Used() == baseline; }, 30000)) << Used();
+    }
+    EXPECT_FALSE(Listed("big"));
+  }
+  // And `quiver down` leaves no process, socket or region file.
+  const std::vector<std::string> regions = Regions();
+  ASSERT_EQ(regions.size(), 3u);
+  Ran down = Q({"down"});
+  ASSERT_EQ(down.code, 0) << down.out;
+  EXPECT_TRUE(Daemons().empty());
+  for (const auto& r : regions) EXPECT_FALSE(Exists(r)) << r;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(state_)) {
+    EXPECT_FALSE(e.is_socket()) << e.path();
+  }
+}
+
+}  // namespace
+}  // namespace quiver

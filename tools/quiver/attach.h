@@ -1,0 +1,31 @@
+// Reaching the cluster `quiver up` keeps from a command (sql, put, ls, rm,
+// get): its state directory (--dir, else control::DefaultStateDir()), a
+// node whose daemon runs (--node, else the first), and a client session
+// there.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "control/local_cluster.h"
+#include "quiver/client.h"
+
+namespace quiver::cli {
+
+struct Attached {
+  std::unique_ptr<control::LocalCluster> cluster;
+  std::unique_ptr<Client> client;
+  std::string dir;
+  bool node_given = false;        // --node was on the command line
+  std::vector<uint32_t> running;  // nodes whose daemons run
+};
+
+// Takes --dir and --node out of `args`, attaches and connects. On failure
+// prints one clear line naming `command` and what to do, sets *code and
+// returns nothing.
+std::optional<Attached> AttachCluster(const std::string& command, Args* args, int* code);
+
+}  // namespace quiver::cli
