@@ -81,9 +81,10 @@ struct LoadOptions {
   // The size a chunk is cut at: rows are gathered until their buffers
   // reach it (0: 64 MiB, at most a sixteenth of the smallest region).
   uint64_t chunk_bytes = 0;
-  // Polled after each batch read: true stops the load (Cancelled).
+  // Polled before each batch is read: true stops the load (Cancelled).
   std::function<bool()> cancelled;
-  // Called after each batch read and each chunk written.
+  // Called after each batch read. Both are called on the thread that reads
+  // the reader (not the caller's), one call at a time.
   std::function<void(const LoadProgress&)> progress;
 };
 
@@ -187,7 +188,8 @@ class Client final : public memory::RemoteAllocator {
   // Copies every batch of `reader` into cluster memory, cut into chunks of
   // about options.chunk_bytes placed round robin in the regions of
   // options.nodes, and returns them as a table (one batch per chunk) ready
-  // to Publish. Nothing is published. On any failure -- the reader's, a
+  // to Publish. The reader is read on a thread of its own while chunks are
+  // written. Nothing is published. On any failure -- the reader's, a
   // full cluster, options.cancelled -- what was written is freed before
   // returning (and by the owners anyway if this process dies).
   Result<TablePtr> Load(RecordBatchReader* reader, const LoadOptions& options = {});

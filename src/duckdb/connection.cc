@@ -1,5 +1,7 @@
 #include "duckdb/connection.h"
 
+#include <malloc.h>
+
 #include "duckdb/connection_internal.h"
 #include "duckdb/scan_function.h"
 
@@ -219,6 +221,11 @@ std::string Quote(std::string_view text, char quote) {
 }
 
 }  // namespace
+
+void KeepFreedMemory() {
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
 
 std::string QuoteIdentifier(std::string_view name) { return Quote(name, '"'); }
 std::string QuoteLiteral(std::string_view text) { return Quote(text, '\''); }

@@ -118,6 +118,18 @@ class Connection {
   std::map<std::string, std::string> registrations_;  // view name -> registry key
 };
 
+// For a connection whose streaming results feed a consumer that copies
+// them (quiver put): DuckDB's threads may compute up to 100 MB ahead of the
+// reader instead of DuckDB's default of about 1 MB, so reading and copying
+// overlap.
+constexpr const char* kStreamReadAhead = "SET streaming_buffer_size = '100MB'";
+
+// Makes this process's allocator keep freed memory rather than return it to
+// the kernel: DuckDB allocates and frees its Arrow arrays for every 2048
+// rows, and each return costs a page fault and a cleared page per page on
+// the next allocation. Process-wide; for tools that stream large results.
+void KeepFreedMemory();
+
 // `name` as a double-quoted SQL identifier.
 std::string QuoteIdentifier(std::string_view name);
 // `text` as a single-quoted SQL string literal (file names in COPY, read_csv).

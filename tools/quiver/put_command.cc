@@ -280,6 +280,9 @@ int PutCommand(const Args& in) {
     auto c = duckdb::Connection::Open(db);
     if (!c.ok()) return Fail("put: DuckDB", c.status(), kExitFailed);
     conn = std::move(*c);
+    duckdb::KeepFreedMemory();
+    Status ahead = conn->Execute(duckdb::kStreamReadAhead);
+    if (!ahead.ok()) return Fail("put: DuckDB", ahead, kExitFailed);
     std::string list;
     for (const auto& f : *files)
       list += (list.empty() ? "" : ", ") + duckdb::QuoteLiteral(f);

@@ -4,10 +4,16 @@
 //
 // Batches are gathered until their rows would fill a chunk, then
 // concatenated straight into the next node's region: one copy from the
-// reader's memory into cluster memory, no staging. A region that cannot take
+// reader's memory into cluster memory, no staging, while the reader goes on
+// with the next chunk's rows on a thread of its own. A region that cannot take
 // a chunk (full, or this session's quota there spent) passes it to the next
 // node; the load fails only when none can.
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 
 #include "quiver/client.h"
 #include "quiver/columnar/concatenate.h"
@@ -67,23 +73,78 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
           ? options.chunk_bytes
           : std::max<uint64_t>(std::min(kDefaultChunkBytes, smallest / 16), 1 << 20);
   const SchemaPtr schema = reader->schema();
-  std::vector<RecordBatchPtr> chunks;  // in cluster memory
-  std::vector<RecordBatchPtr> pending;
-  uint64_t pending_bytes = 0;
-  size_t next_node = 0;
-  LoadProgress progress;
-  auto report = [&] {
-    if (options.progress) options.progress(progress);
+
+  // A reader thread gathers batches into groups of about chunk_bytes while
+  // this thread writes the previous group into cluster memory: reading
+  // (parsing, decompressing, DuckDB's Arrow conversion) and copying overlap.
+  struct Group {
+    std::vector<RecordBatchPtr> batches;
+    uint64_t bytes = 0;
   };
-  // Writes the pending batches as one chunk in the first node, from
-  // next_node on, that takes it.
-  auto flush = [&]() -> Status {
-    if (pending.empty()) return Status::OK();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Group> queue;  // at most two groups wait
+  bool read_done = false;
+  bool stop = false;  // the writer failed: the reader stops
+  Status read_status;
+  std::atomic<uint64_t> written_bytes{0};
+  std::atomic<uint32_t> written_chunks{0};
+
+  std::thread read_thread([&] {
+    auto push = [&](Group&& g) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return queue.size() < 2 || stop; });
+      if (stop) return false;
+      queue.push_back(std::move(g));
+      cv.notify_all();
+      return true;
+    };
+    auto read = [&]() -> Status {
+      Group group;
+      LoadProgress progress;
+      for (;;) {
+        if (options.cancelled && options.cancelled()) {
+          return Status::Cancelled("load interrupted after ", progress.rows, " rows");
+        }
+        QUIVER_ASSIGN_OR_RAISE(auto batch, reader->Next());
+        if (batch == nullptr) break;
+        if (!batch->schema()->Equals(*schema)) {
+          return Status::Invalid("a batch has schema ", batch->schema()->ToString(),
+                                 ", the reader's is ", schema->ToString());
+        }
+        if (batch->num_rows() == 0) continue;
+        const uint64_t bytes = BatchBytes(*batch);
+        if (!group.batches.empty() && group.bytes + bytes > chunk_bytes) {
+          if (!push(std::move(group))) return Status::OK();
+          group = Group{};
+        }
+        progress.rows += static_cast<uint64_t>(batch->num_rows());
+        group.batches.push_back(std::move(batch));
+        group.bytes += bytes;
+        progress.bytes = written_bytes.load();
+        progress.chunks = written_chunks.load();
+        if (options.progress) options.progress(progress);
+      }
+      if (!group.batches.empty()) push(std::move(group));
+      return Status::OK();
+    };
+    Status st = read();
+    std::lock_guard<std::mutex> lock(mu);
+    read_status = std::move(st);
+    read_done = true;
+    cv.notify_all();
+  });
+
+  std::vector<RecordBatchPtr> chunks;  // in cluster memory
+  size_t next_node = 0;
+  // Writes a group as one chunk in the first node, from next_node on, that
+  // takes it.
+  auto write = [&](const Group& group) -> Status {
     Status last;
     for (size_t tried = 0; tried < nodes.size(); ++tried) {
       const uint32_t node = nodes[(next_node + tried) % nodes.size()];
       MemoryPool* p = pool(node);
-      auto chunk = ConcatenateBatches(pending, p);
+      auto chunk = ConcatenateBatches(group.batches, p);
       if (chunk.ok()) {
         std::vector<ArrayPtr> columns;
         for (int i = 0; i < (*chunk)->num_columns(); ++i) {
@@ -100,60 +161,59 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
         }
         chunks.push_back(RecordBatch::Make(schema, (*chunk)->num_rows(), columns));
         next_node = (next_node + tried + 1) % nodes.size();
-        progress.bytes += pending_bytes;
-        progress.chunks += 1;
-        pending.clear();
-        pending_bytes = 0;
-        report();
+        written_bytes += group.bytes;
+        written_chunks += 1;
         return Status::OK();
       }
       // Full, or over this session's quota: the next node may take it.
       if (!chunk.status().IsOutOfMemory()) return chunk.status();
       last = chunk.status();
     }
-    return Status::OutOfMemory("no node has room for the next ", pending_bytes,
-                               " bytes (", progress.bytes, " bytes in ", progress.chunks,
+    return Status::OutOfMemory("no node has room for the next ", group.bytes, " bytes (",
+                               written_bytes.load(), " bytes in ", written_chunks.load(),
                                " chunks written before): ", last.message());
   };
-  auto run = [&]() -> Status {
-    for (;;) {
-      if (options.cancelled && options.cancelled()) {
-        return Status::Cancelled("load interrupted after ", progress.rows, " rows");
-      }
-      QUIVER_ASSIGN_OR_RAISE(auto batch, reader->Next());
-      if (batch == nullptr) break;
-      if (!batch->schema()->Equals(*schema)) {
-        return Status::Invalid("batch ", progress.chunks, " has schema ",
-                               batch->schema()->ToString(), ", the reader's is ",
-                               schema->ToString());
-      }
-      if (batch->num_rows() == 0) continue;
-      const uint64_t bytes = BatchBytes(*batch);
-      if (!pending.empty() && pending_bytes + bytes > chunk_bytes) {
-        QUIVER_RETURN_NOT_OK(flush());
-      }
-      pending.push_back(std::move(batch));
-      pending_bytes += bytes;
-      progress.rows += static_cast<uint64_t>(pending.back()->num_rows());
-      report();
+  Status st;
+  for (;;) {
+    Group group;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !queue.empty() || read_done; });
+      if (queue.empty()) break;
+      group = std::move(queue.front());
+      queue.pop_front();
+      cv.notify_all();
     }
-    if (chunks.empty() && pending.empty()) {
-      // No rows: one empty chunk keeps the schema.
-      std::vector<ArrayPtr> columns;
-      for (const auto& f : schema->fields()) {
-        QUIVER_ASSIGN_OR_RAISE(auto empty, MakeEmptyArray(f->type(), pool(nodes[0])));
-        columns.push_back(std::move(empty));
-      }
-      chunks.push_back(RecordBatch::Make(schema, 0, columns));
-      return Status::OK();
+    st = write(group);
+    if (!st.ok()) break;
+  }
+  if (!st.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+      queue.clear();
+      cv.notify_all();
     }
-    return flush();
-  };
-  Status st = run();
+    reader->Cancel();
+  }
+  read_thread.join();
+  if (st.ok()) st = read_status;
+  if (st.ok() && chunks.empty()) {
+    // No rows: one empty chunk keeps the schema.
+    std::vector<ArrayPtr> columns;
+    for (const auto& f : schema->fields()) {
+      auto empty = MakeEmptyArray(f->type(), pool(nodes[0]));
+      if (!empty.ok()) {
+        st = empty.status();
+        break;
+      }
+      columns.push_back(std::move(*empty));
+    }
+    if (st.ok()) chunks.push_back(RecordBatch::Make(schema, 0, columns));
+  }
   if (!st.ok()) {
     // What was written goes back to its owners now, not when the session
     // ends.
-    pending.clear();
     chunks.clear();
     (void)Drain();
     return st;
