@@ -85,7 +85,7 @@ int LsCommand(const Args& in) {
   size_t width = 4;
   for (const auto& t : *tables) width = std::max(width, Escape(t.name).size());
   std::printf("%-*s %14s %7s  %-12s %s\n", static_cast<int>(width), "name", "rows",
-              "chunks", "nodes", "state");
+              "chunks", "published by", "state");
   for (const auto& t : *tables) {
     std::string nodes;
     for (uint32_t n : t.publishers)

@@ -108,6 +108,10 @@ int UpCommand(const Args& in) {
   o.region_size = *size;
   o.state_dir = dir;
   o.name_prefix = "up";  // regions: /dev/shm/quiver-up-PID-XXXXXX-N
+  // One user's cluster, loaded by `quiver put`: a client may fill whole
+  // regions (the cluster file's defaults keep half of each for others).
+  o.limits.session_quota = {1.0, 0};
+  o.limits.node_quota = {1.0, 0};
   CatchInterrupts();     // a Ctrl-C while starting stops what was started
   auto c = LocalCluster::Start(o);
   if (c.ok() && Interrupted()) {
