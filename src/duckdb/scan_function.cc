@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/c_data.h"
 
 namespace quiver::duckdb {
@@ -43,16 +44,15 @@ Status ConvertSchema(const capi::Api& api, capi::duckdb_connection conn,
   return TakeError(api, error, "DuckDB cannot scan the Arrow stream '" + name + "'");
 }
 
-// `batch` as a DuckDB data chunk (the caller destroys *out).
-Status ConvertBatch(const capi::Api& api, capi::duckdb_connection conn,
-                    capi::duckdb_arrow_converted_schema converted,
-                    const RecordBatch& batch, capi::duckdb_data_chunk* out) {
-  ArrowArray array;
-  QUIVER_RETURN_NOT_OK(ExportRecordBatch(batch, &array));
+// `*array` (a struct array of a batch's columns, released here or by
+// DuckDB) as a DuckDB data chunk (the caller destroys *out).
+Status ConvertArray(const capi::Api& api, capi::duckdb_connection conn,
+                    capi::duckdb_arrow_converted_schema converted, ArrowArray* array,
+                    capi::duckdb_data_chunk* out) {
   *out = nullptr;
-  capi::duckdb_error_data error = api.data_chunk_from_arrow(conn, &array, converted, out);
+  capi::duckdb_error_data error = api.data_chunk_from_arrow(conn, array, converted, out);
   // DuckDB takes the array over on success; on failure it may not have.
-  if (array.release != nullptr) array.release(&array);
+  if (array->release != nullptr) array->release(array);
   if (error == nullptr) return Status::OK();
   if (*out != nullptr) api.destroy_data_chunk(out);
   return TakeError(api, error, "DuckDB could not convert a Quiver batch");
@@ -100,7 +100,9 @@ Status ScanSource::ComputeTypes() {
   capi::duckdb_arrow_converted_schema converted;
   QUIVER_RETURN_NOT_OK(ConvertSchema(api(), conn_, *schema_, name_, &converted));
   capi::duckdb_data_chunk chunk;
-  Status st = ConvertBatch(api(), conn_, converted, *batch, &chunk);
+  ArrowArray array;
+  Status st = ExportRecordBatch(*batch, &array);
+  if (st.ok()) st = ConvertArray(api(), conn_, converted, &array, &chunk);
   api().destroy_arrow_converted_schema(&converted);
   QUIVER_RETURN_NOT_OK(st);
   for (int i = 0; i < schema_->num_fields(); ++i) {
@@ -185,11 +187,82 @@ struct ScanState {
   }
 };
 
+// A batch's projected columns exported once through the C Data Interface,
+// shared by the views of its vectors (VectorView), released after the last.
+struct ExportedBatch {
+  RecordBatchPtr batch;  // the batch it was exported from
+  ArrowArray array{};
+  std::vector<TypeId> types;  // of each column
+  ~ExportedBatch() {
+    if (array.release != nullptr) array.release(&array);
+  }
+};
+
+// Rows [offset, offset + length) of an exported batch as a C Data array of
+// their own, made without exporting anything: the top-level columns are
+// shallow copies of the exported ones with their offset and length moved;
+// everything below them (buffers, nested children, dictionaries) is the
+// exported batch's, kept alive by `base` until DuckDB releases the view.
+struct VectorView {
+  std::shared_ptr<ExportedBatch> base;
+  std::vector<ArrowArray> columns;
+  std::vector<ArrowArray*> column_pointers;
+};
+
+// The nulls among the rows a column view covers, counted exactly (DuckDB
+// reads a dictionary column's validity only for a positive count).
+int64_t NullCount(const ArrowArray& column, TypeId type) {
+  if (column.null_count == 0) return 0;
+  if (type == TypeId::kNull) return column.length;
+  // Unions and run-end encoded arrays have no validity bitmap of their own.
+  if (type == TypeId::kSparseUnion || type == TypeId::kDenseUnion ||
+      type == TypeId::kRunEndEncoded) {
+    return 0;
+  }
+  if (column.n_buffers < 1 || column.buffers[0] == nullptr) return 0;
+  return column.length -
+         bit_util::CountSetBits(static_cast<const uint8_t*>(column.buffers[0]),
+                                column.offset, column.length);
+}
+
+// The columns' release: their contents belong to the base export.
+void ReleaseColumnView(ArrowArray* array) { array->release = nullptr; }
+void ReleaseVectorView(ArrowArray* array) {
+  delete static_cast<VectorView*>(array->private_data);
+  array->release = nullptr;
+}
+
+ArrowArray MakeVectorView(std::shared_ptr<ExportedBatch> base, int64_t offset,
+                          int64_t length) {
+  auto* view = new VectorView{std::move(base), {}, {}};
+  const ArrowArray& whole = view->base->array;
+  const auto n = static_cast<size_t>(whole.n_children);
+  view->columns.resize(n);
+  view->column_pointers.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ArrowArray column = *whole.children[i];
+    column.offset += offset;
+    column.length = length;
+    column.null_count = NullCount(column, view->base->types[i]);
+    column.release = &ReleaseColumnView;
+    column.private_data = nullptr;
+    view->columns[i] = column;
+    view->column_pointers[i] = &view->columns[i];
+  }
+  ArrowArray top = whole;
+  top.length = length;
+  top.children = view->column_pointers.data();
+  top.release = &ReleaseVectorView;
+  top.private_data = view;
+  return top;
+}
+
 // One thread's part of a scan (DuckDB's local state): the rows it is
 // cutting into vectors.
 struct ThreadState {
   RecordBatchPtr batch;
   int64_t position = 0, end = 0;
+  std::shared_ptr<ExportedBatch> exported;  // of `batch`'s projected columns
 };
 
 // Vectors per morsel: large enough that claiming costs nothing, small
@@ -334,14 +407,25 @@ Status Produce(const capi::Api& api, ScanState* state, ThreadState* local,
   const int64_t rows =
       std::min(local->end - local->position, static_cast<int64_t>(api.vector_size()));
   if (!state->columns.empty()) {
-    std::vector<ArrayPtr> columns;
-    for (int c : state->columns) {
-      columns.push_back(local->batch->column(c)->Slice(local->position, rows));
+    // The batch's projected columns are exported once per thread; each
+    // vector is a view of them (no slicing, no export per vector).
+    if (local->exported == nullptr || local->exported->batch != local->batch) {
+      std::vector<ArrayPtr> columns;
+      for (int c : state->columns) columns.push_back(local->batch->column(c));
+      auto exported = std::make_shared<ExportedBatch>();
+      exported->batch = local->batch;
+      QUIVER_RETURN_NOT_OK(ExportRecordBatch(
+          *RecordBatch::Make(state->projected, local->batch->num_rows(), columns),
+          &exported->array));
+      for (const auto& f : state->projected->fields()) {
+        exported->types.push_back(f->type()->id());
+      }
+      local->exported = std::move(exported);
     }
-    auto slice = RecordBatch::Make(state->projected, rows, columns);
+    ArrowArray view = MakeVectorView(local->exported, local->position, rows);
     capi::duckdb_data_chunk chunk;
     QUIVER_RETURN_NOT_OK(
-        ConvertBatch(api, state->source->connection(), state->converted, *slice, &chunk));
+        ConvertArray(api, state->source->connection(), state->converted, &view, &chunk));
     for (size_t k = 0; k < state->columns.size(); ++k) {
       api.vector_reference_vector(api.data_chunk_get_vector(output, k),
                                   api.data_chunk_get_vector(chunk, k));
