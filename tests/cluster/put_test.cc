@@ -246,6 +246,36 @@ TEST_F(PutTest, BadInputLeavesNothing) {
   EXPECT_FALSE(Exists(tmp_ + "/t.parquet"));
 }
 
+// A region that cannot take a chunk passes it to the next node; a table
+// that fits nowhere fails naming why and leaves nothing.
+TEST_F(PutTest, FullRegionsPassChunksOnOrFail) {
+  ASSERT_EQ(Up().code, 0);  // 2 nodes of 64 MiB
+  const std::string filler = tmp_ + "/filler.parquet", big = tmp_ + "/big.parquet",
+                    huge = tmp_ + "/huge.parquet";
+  Write("SELECT range AS v FROM range(5000000)", filler, "FORMAT parquet");  // 40 MB
+  Write("SELECT range AS v FROM range(7000000)", big, "FORMAT parquet");     // 56 MB
+  Write("SELECT range AS v FROM range(20000000)", huge, "FORMAT parquet");   // 160 MB
+  Ran r = Q({"put", "--node", "0", filler, "filler"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("on node 0 "), std::string::npos) << r.out;
+  // Round robin would put half of `big` on node 0, which has room for less.
+  r = Q({"put", "--chunk-size", "4000000", big, "big"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("on nodes 0, 1"), std::string::npos) << r.out;
+  EXPECT_EQ(Csv("SELECT count(*), sum(v), min(v), max(v) FROM big", "1"),
+            "count_star(),sum(v),min(v),max(v)\r\n7000000,24499996500000,0,6999999\r\n");
+  const uint64_t before = Used();
+  r = Q({"put", huge, "huge"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no node has room for the next"), std::string::npos) << r.out;
+  EXPECT_EQ(Used(), before);
+  EXPECT_FALSE(Listed("huge"));
+  r = Q({"put", "--node", "1", big, "big1"});  // node 1 alone has no room for it
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(Used(), before);
+  EXPECT_FALSE(Listed("big1"));
+}
+
 // SIGINT in the middle of a put, and SIGKILL: region usage comes back to
 // where it was and no table is left.
 TEST_F(PutTest, InterruptAndKillLeaveNothing) {

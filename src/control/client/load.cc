@@ -141,6 +141,7 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
   // takes it.
   auto write = [&](const Group& group) -> Status {
     Status last;
+    std::string refusals;  // each node's reason, for the error
     for (size_t tried = 0; tried < nodes.size(); ++tried) {
       const uint32_t node = nodes[(next_node + tried) % nodes.size()];
       MemoryPool* p = pool(node);
@@ -157,6 +158,8 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
         }
         if (!last.ok()) {
           if (!last.IsOutOfMemory()) return last;
+          refusals += "; node " + std::to_string(node) + ": " + last.message();
+          last = Status::OK();
           continue;
         }
         chunks.push_back(RecordBatch::Make(schema, (*chunk)->num_rows(), columns));
@@ -167,11 +170,11 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
       }
       // Full, or over this session's quota: the next node may take it.
       if (!chunk.status().IsOutOfMemory()) return chunk.status();
-      last = chunk.status();
+      refusals += "; node " + std::to_string(node) + ": " + chunk.status().message();
     }
     return Status::OutOfMemory("no node has room for the next ", group.bytes, " bytes (",
                                written_bytes.load(), " bytes in ", written_chunks.load(),
-                               " chunks written before): ", last.message());
+                               " chunks written before)", refusals);
   };
   Status st;
   for (;;) {
