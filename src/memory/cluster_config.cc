@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "memory/file_type.h"
+#include "quiver/util/string_builder.h"
 
 namespace quiver::memory {
 
@@ -135,11 +136,7 @@ namespace {
 
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-std::string Hex(uint64_t v) {
-  std::ostringstream ss;
-  ss << "0x" << std::hex << v;
-  return ss.str();
-}
+using util::Hex;
 
 Status IdTooLarge(std::string_view where, uint64_t id) {
   return Status::Invalid(where, ".id ", id, " is larger than ", kMaxNodeId, " (",

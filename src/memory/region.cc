@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "memory/file_type.h"
+#include "quiver/util/string_builder.h"
 
 namespace quiver::memory {
 
@@ -21,11 +22,7 @@ namespace {
 
 using internal::FileTypeName;
 
-std::string Hex(uint64_t v) {
-  std::ostringstream ss;
-  ss << "0x" << std::hex << v;
-  return ss.str();
-}
+using util::Hex;
 
 uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 

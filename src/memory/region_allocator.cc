@@ -11,6 +11,7 @@
 
 #include "memory/avl_tree.h"
 #include "memory/region_allocator_layout.h"
+#include "quiver/util/string_builder.h"
 
 namespace quiver::memory {
 
@@ -47,11 +48,7 @@ void CrashPoint(const char* name) {
 uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-std::string Hex(uint64_t v) {
-  std::ostringstream ss;
-  ss << "0x" << std::hex << v;
-  return ss.str();
-}
+using util::Hex;
 
 }  // namespace
 

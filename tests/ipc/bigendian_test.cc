@@ -258,27 +258,8 @@ TEST(BigEndian, KeptBigEndianDictionaryDeltasPassThrough) {
 }
 
 TEST(BigEndian, DictionaryWhoseValuesHoldADictionary) {
-  // dictionary<int32, list<dictionary<int8, utf8>>>: the inner dictionary
-  // arrives first and the outer one's values use it.
-  auto inner_type = dictionary(int8(), utf8());
-  auto list_builder = std::make_shared<ListBuilder>(
-      default_memory_pool(), std::make_shared<DictionaryBuilder>(inner_type));
-  auto* inner = static_cast<DictionaryBuilder*>(list_builder->value_builder());
-  ASSERT_OK(list_builder->Append(true));
-  ASSERT_OK(inner->Append(std::string_view("p")));
-  ASSERT_OK(inner->Append(std::string_view("q")));
-  ASSERT_OK(list_builder->Append(true));
-  ASSERT_OK(inner->Append(std::string_view("rr")));
-  ASSERT_OK(inner->Append(std::string_view("p")));
-  ASSERT_OK(list_builder->AppendNull());
-  ASSERT_OK_AND_ASSIGN(auto values, list_builder->Finish());
-  ASSERT_OK_AND_ASSIGN(auto indices, (ArrayFromVector<Int32Type>(
-                                         {1, 0, 1, 0}, {true, true, true, false})));
-  auto outer = ArrayData::Make(dictionary(int32(), values->type()), 4,
-                               indices->data()->buffers, kUnknownNullCount);
-  outer->dictionary = values->data();
-  ASSERT_OK(MakeArray(outer)->ValidateFull());
-  auto batch = RecordBatch::Make(schema({field("nested", outer->type)}), 4, {outer});
+  // The inner dictionary arrives first and the outer one's values use it.
+  ASSERT_OK_AND_ASSIGN(auto batch, NestedDictionaryBatch());
   for (IpcFormat format : kFormats) {
     SCOPED_TRACE(IpcFormatName(format));
     ExpectTwinReadsEqual({batch, batch->Slice(1, 2)}, format);

@@ -194,29 +194,10 @@ TEST(Dictionary, NestedInListsAndStructsWithDeltas) {
 }
 
 TEST(Dictionary, DictionaryWhoseValuesContainADictionary) {
-  // dictionary<int32, list<dictionary<int8, utf8>>>: the inner dictionary
-  // must be sent before the outer one, whose values refer to it.
-  auto inner_type = dictionary(int8(), utf8());
-  auto list_builder = std::make_shared<ListBuilder>(
-      default_memory_pool(), std::make_shared<DictionaryBuilder>(inner_type));
-  auto* inner = static_cast<DictionaryBuilder*>(list_builder->value_builder());
-  ASSERT_OK(list_builder->Append(true));
-  ASSERT_OK(inner->Append(std::string_view("p")));
-  ASSERT_OK(inner->Append(std::string_view("q")));
-  ASSERT_OK(list_builder->Append(true));
-  ASSERT_OK(inner->Append(std::string_view("r")));
-  ASSERT_OK(list_builder->AppendNull());
-  ASSERT_OK_AND_ASSIGN(auto values, list_builder->Finish());
-  auto outer_type = dictionary(int32(), values->type());
-  ASSERT_OK_AND_ASSIGN(auto indices, (ArrayFromVector<Int32Type>(
-                                         {2, 0, 1, 0}, {true, true, true, false})));
-  auto outer =
-      ArrayData::Make(outer_type, 4, indices->data()->buffers, kUnknownNullCount);
-  outer->dictionary = values->data();
-  ASSERT_OK(MakeArray(outer)->ValidateFull());
-  auto s = schema({field("nested", outer_type)});
-  auto batch = RecordBatch::Make(s, 4, {outer});
-
+  // The inner dictionary must be sent before the outer one, whose values
+  // refer to it.
+  ASSERT_OK_AND_ASSIGN(auto batch, NestedDictionaryBatch());
+  const auto& s = batch->schema();
   ASSERT_OK_AND_ASSIGN(auto map, DictionaryFieldMap::Make(*s));
   ASSERT_EQ(map.size(), 2);
   // Ids in pre-order, sending order inner first.

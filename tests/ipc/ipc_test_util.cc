@@ -294,4 +294,26 @@ std::shared_ptr<Buffer> ExactCopy(const uint8_t* data, int64_t size) {
                                        << actual.ToString();
 }
 
+Result<RecordBatchPtr> NestedDictionaryBatch() {
+  auto inner_type = dictionary(int8(), utf8());
+  auto list_builder = std::make_shared<ListBuilder>(
+      default_memory_pool(), std::make_shared<DictionaryBuilder>(inner_type));
+  auto* inner = static_cast<DictionaryBuilder*>(list_builder->value_builder());
+  QUIVER_RETURN_NOT_OK(list_builder->Append(true));
+  QUIVER_RETURN_NOT_OK(inner->Append(std::string_view("p")));
+  QUIVER_RETURN_NOT_OK(inner->Append(std::string_view("q")));
+  QUIVER_RETURN_NOT_OK(list_builder->Append(true));
+  QUIVER_RETURN_NOT_OK(inner->Append(std::string_view("rr")));
+  QUIVER_RETURN_NOT_OK(inner->Append(std::string_view("p")));
+  QUIVER_RETURN_NOT_OK(list_builder->AppendNull());
+  QUIVER_ASSIGN_OR_RAISE(auto values, list_builder->Finish());
+  QUIVER_ASSIGN_OR_RAISE(auto indices, (ArrayFromVector<Int32Type>(
+                                           {2, 0, 1, 0}, {true, true, true, false})));
+  auto outer = ArrayData::Make(dictionary(int32(), values->type()), 4,
+                               indices->data()->buffers, kUnknownNullCount);
+  outer->dictionary = values->data();
+  QUIVER_RETURN_NOT_OK(MakeArray(outer)->ValidateFull());
+  return RecordBatch::Make(schema({field("nested", outer->type)}), 4, {outer});
+}
+
 }  // namespace quiver::ipc::test

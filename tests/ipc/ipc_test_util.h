@@ -30,6 +30,11 @@ Result<ArrayPtr> RandomArray(const TypePtr& type, int64_t length, uint32_t seed,
 Result<RecordBatchPtr> RandomBatch(const std::vector<TypePtr>& types, int64_t length,
                                    uint32_t seed);
 
+// One column "nested" of dictionary<int32, list<dictionary<int8, utf8>>>:
+// indices [2, 0, 1, null] into the lists [["p", "q"], ["rr", "p"], null]. Its
+// inner dictionary must be sent before the outer one, whose values use it.
+Result<RecordBatchPtr> NestedDictionaryBatch();
+
 // Writes `batches` in `format` and returns the bytes.
 Result<std::shared_ptr<Buffer>> WriteBatches(const std::vector<RecordBatchPtr>& batches,
                                              IpcFormat format,

@@ -112,7 +112,7 @@ int UpCommand(const Args& in) {
   // regions (the cluster file's defaults keep half of each for others).
   o.limits.session_quota = {1.0, 0};
   o.limits.node_quota = {1.0, 0};
-  CatchInterrupts();     // a Ctrl-C while starting stops what was started
+  CatchInterrupts();  // a Ctrl-C while starting stops what was started
   auto c = LocalCluster::Start(o);
   if (c.ok() && Interrupted()) {
     (void)(*c)->Stop();
