@@ -23,7 +23,7 @@ using testing::PeakRssKb;
 using testing::Ran;
 
 // One column of each type DuckDB writes to Parquet, NULLs included; `id`
-// orders the rows.
+// orders the rows. Written as Parquet, CSV and JSON.
 constexpr const char* kTypes = R"(SELECT i AS id,
  (i % 2 = 0) AS b, (i % 100)::TINYINT AS i8, ((i % 4000) * 7)::SMALLINT AS i16,
  (i * 1000)::INTEGER AS i32, (i * 100000)::BIGINT AS i64, (i % 200)::UTINYINT AS u8,
@@ -85,11 +85,14 @@ class PutTest : public testing::UpFixture {
 
 TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
   ASSERT_EQ(Up3().code, 0);
-  const std::string parquet = tmp_ + "/types.parquet", csv = tmp_ + "/types.csv";
+  const std::string parquet = tmp_ + "/types.parquet", csv = tmp_ + "/types.csv",
+                    json = tmp_ + "/types.json";
   Write(kTypes, parquet, "FORMAT parquet");
   Write(kTypes, csv, "FORMAT csv, HEADER true");
+  Write(kTypes, json, "FORMAT json");
   // Chunks of about 1 MB: the table lies in every node's region.
-  for (const auto& [file, name] : {std::pair{parquet, "tp"}, std::pair{csv, "tc"}}) {
+  for (const auto& [file, name] :
+       {std::pair{parquet, "tp"}, std::pair{csv, "tc"}, std::pair{json, "tj"}}) {
     Ran put = Q({"put", "--chunk-size", "1000000", file, name});
     ASSERT_EQ(put.code, 0) << put.out;
     EXPECT_NE(put.out.find(std::string("put ") + name + ": 20000 rows"),
@@ -99,6 +102,7 @@ TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
   }
   const std::string direct_parquet = Csv("SELECT * FROM '" + parquet + "' ORDER BY id");
   const std::string direct_csv = Csv("SELECT * FROM '" + csv + "' ORDER BY id");
+  const std::string direct_json = Csv("SELECT * FROM '" + json + "' ORDER BY id");
   ASSERT_GT(direct_parquet.size(), 20000u * 100);
   const std::string agg =
       "SELECT count(*), sum(i64), sum(d38), max(s), min(ts), sum(f64), "
@@ -108,6 +112,7 @@ TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
     SCOPED_TRACE(node);
     EXPECT_EQ(Csv("SELECT * FROM tp ORDER BY id", node), direct_parquet);
     EXPECT_EQ(Csv("SELECT * FROM tc ORDER BY id", node), direct_csv);
+    EXPECT_EQ(Csv("SELECT * FROM tj ORDER BY id", node), direct_json);
     EXPECT_EQ(Csv(agg + "tp", node), agg_direct);
     // A join of the two tables put from different files.
     EXPECT_EQ(
