@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "cluster/cluster_util.h"
 #include "cluster/up_util.h"
+#include "control/local_cluster.h"
 #include "quiver/client.h"
 
 namespace quiver {
@@ -66,14 +68,19 @@ class PutTest : public testing::UpFixture {
     EXPECT_EQ(r.code, 0) << query << "\n" << r.out;
     return r.out;
   }
-  // Bytes in use over every region, as the daemons count them.
-  uint64_t Used() {
+  // Bytes in use over the regions of `nodes` (default: every node), as
+  // node 0 sees them.
+  uint64_t Used(const std::vector<uint32_t>& nodes = {}) {
     auto client = Client::Connect({.config_path = state_ + "/cluster.toml", .node = 0});
     if (!client.ok()) return ~0ULL;
     auto status = (*client)->GetClusterStatus();
     if (!status.ok()) return ~0ULL;
     uint64_t used = 0;
-    for (const auto& n : status->nodes) used += n.used;
+    for (const auto& n : status->nodes) {
+      if (nodes.empty() || std::find(nodes.begin(), nodes.end(), n.node) != nodes.end()) {
+        used += n.used;
+      }
+    }
     return used;
   }
   bool Listed(const std::string& name) {
@@ -281,8 +288,38 @@ TEST_F(PutTest, FullRegionsPassChunksOnOrFail) {
   EXPECT_FALSE(Listed("big1"));
 }
 
-// SIGINT in the middle of a put, and SIGKILL: region usage comes back to
-// where it was and no table is left.
+// On a terminal put draws a progress bar on stderr (DuckDB's estimate of
+// the share read); a file of no rows is a table of its columns and no rows.
+TEST_F(PutTest, ProgressOnATerminalAndEmptyFiles) {
+  ASSERT_EQ(Up().code, 0);
+  const std::string file = tmp_ + "/p.parquet";
+  Write("SELECT range AS v FROM range(3000000)", file, "FORMAT parquet");
+  // script(1) runs put on a pseudo-terminal.
+  Child c = Child::Start({"script", "-qfec",
+                          BinaryPath("quiver") + " put --dir " + state_ +
+                              " --chunk-size 1000000 " + file + " p",
+                          "/dev/null"});
+  ASSERT_EQ(c.Finish(120000), 0) << c.output();
+  EXPECT_NE(c.output().find("\r["), std::string::npos) << c.output();
+  EXPECT_NE(c.output().find("% "), std::string::npos) << c.output();
+  EXPECT_NE(c.output().find(" written, "), std::string::npos) << c.output();
+  EXPECT_NE(c.output().find("put p: 3000000 rows"), std::string::npos) << c.output();
+  Ran piped = Q({"put", file, "p2"});  // not a terminal: no bar
+  ASSERT_EQ(piped.code, 0) << piped.out;
+  EXPECT_EQ(piped.out.find('\r'), std::string::npos) << piped.out;
+
+  { std::ofstream(tmp_ + "/empty.csv") << "a,b\n"; }
+  Ran r = Q({"put", tmp_ + "/empty.csv", "empty"});
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("put empty: 0 rows (a table of 2 columns and no rows)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(Csv("SELECT count(*) AS n FROM empty"), "n\r\n0\r\n");
+  EXPECT_EQ(Csv("SELECT column_name FROM (DESCRIBE empty)"), "column_name\r\na\r\nb\r\n");
+}
+
+// SIGINT in the middle of a put, SIGKILL, and a daemon SIGKILLed under it:
+// region usage comes back to where it was and no table is left.
 TEST_F(PutTest, InterruptAndKillLeaveNothing) {
   ASSERT_EQ(Up3().code, 0);
   const uint64_t baseline = Used();
@@ -310,10 +347,26 @@ TEST_F(PutTest, InterruptAndKillLeaveNothing) {
     }
     EXPECT_FALSE(Listed("big"));
   }
+  // A node's daemon SIGKILLed in the middle: the put fails naming it, and
+  // what it wrote on the others comes back.
+  const std::vector<uint32_t> live = {0, 2};
+  const uint64_t live_baseline = Used(live);
+  Child put =
+      Child::Start({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", BinaryPath("quiver"),
+                    "put", "--dir", state_, "--chunk-size", "2000000", file, "big"});
+  ASSERT_TRUE(Eventually([&] { return Used() > baseline + 4'000'000; }, 60000));
+  auto cluster = control::LocalCluster::Attach(state_);
+  ASSERT_TRUE(cluster.ok());
+  kill((*cluster)->pid(1), SIGKILL);
+  EXPECT_EQ(put.Finish(), 1) << put.output();
+  EXPECT_NE(put.output().find("node 1"), std::string::npos) << put.output();
+  EXPECT_EQ(Used(live), live_baseline);
+  EXPECT_FALSE(Listed("big"));
+
   // And `quiver down` leaves no process, socket or region file.
   const std::vector<std::string> regions = Regions();
   ASSERT_EQ(regions.size(), 3u);
-  Ran down = Q({"down"});
+  Ran down = Q({"down"});  // two daemons left
   ASSERT_EQ(down.code, 0) << down.out;
   EXPECT_TRUE(Daemons().empty());
   for (const auto& r : regions) EXPECT_FALSE(Exists(r)) << r;

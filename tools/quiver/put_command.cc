@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -162,6 +163,27 @@ class IpcFilesReader final : public RecordBatchReader {
   std::unique_ptr<RecordBatchReader> current_;
 };
 
+// A reader that remembers whether its source failed: a file that does not
+// parse is bad input (exit code 2); a cluster that fails is not (1).
+class WatchedReader final : public RecordBatchReader {
+ public:
+  explicit WatchedReader(std::shared_ptr<RecordBatchReader> source)
+      : source_(std::move(source)) {}
+  SchemaPtr schema() const override { return source_->schema(); }
+  Result<RecordBatchPtr> Next() override {
+    auto batch = source_->Next();
+    // Cancelled: Load stopped the source because writing failed.
+    if (!batch.ok() && batch.status().code() != StatusCode::kCancelled) failed_ = true;
+    return batch;
+  }
+  void Cancel() override { source_->Cancel(); }
+  bool failed() const { return failed_; }
+
+ private:
+  std::shared_ptr<RecordBatchReader> source_;
+  std::atomic<bool> failed_{false};
+};
+
 // "1.25 GiB".
 std::string Bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -281,7 +303,11 @@ int PutCommand(const Args& in) {
     if (!c.ok()) return Fail("put: DuckDB", c.status(), kExitFailed);
     conn = std::move(*c);
     duckdb::KeepFreedMemory();
-    Status ahead = conn->Execute(duckdb::kStreamReadAhead);
+    // DuckDB estimates a query's progress only with its progress bar on
+    // (printing it stays off: put draws its own).
+    Status ahead = conn->Execute(std::string(duckdb::kStreamReadAhead) +
+                                 "; SET enable_progress_bar = true; "
+                                 "SET enable_progress_bar_print = false");
     if (!ahead.ok()) return Fail("put: DuckDB", ahead, kExitFailed);
     std::string list;
     for (const auto& f : *files)
@@ -308,9 +334,9 @@ int PutCommand(const Args& in) {
   load.progress = [&](const LoadProgress& p) {
     bar.Update(conn != nullptr ? conn->Progress() : -1, p);
   };
-  auto table = client.Load(reader.get(), load);
+  WatchedReader watched(std::move(reader));
+  auto table = client.Load(&watched, load);
   bar.Clear();
-  reader.reset();
   if (!table.ok()) {
     (void)client.Close();
     if (table.status().code() == StatusCode::kCancelled) {
@@ -319,8 +345,8 @@ int PutCommand(const Args& in) {
                    "is freed\n");
       return 130;
     }
-    return Fail("put: " + Escape(name), table.status(),
-                table.status().IsOutOfMemory() ? kExitFailed : kExitBadInput);
+    return Fail("put: " + name, table.status(),
+                watched.failed() ? kExitBadInput : kExitFailed);
   }
   Status st = client.Publish(*table, name);
   uint64_t bytes = 0;
@@ -342,6 +368,7 @@ int PutCommand(const Args& in) {
   }
   const size_t chunks = batches.ok() ? batches->size() : 0;
   const int64_t rows = (*table)->num_rows();
+  const int columns = (*table)->num_columns();
   table->reset();
   if (!st.ok()) {
     (void)client.Close();
@@ -353,6 +380,11 @@ int PutCommand(const Args& in) {
   std::sort(used.begin(), used.end());
   std::string where;
   for (uint32_t n : used) where += (where.empty() ? "" : ", ") + std::to_string(n);
+  if (rows == 0) {
+    std::printf("put %s: 0 rows (a table of %d columns and no rows)\n",
+                Escape(name).c_str(), columns);
+    return kExitOk;
+  }
   std::printf("put %s: %lld rows, %s in %zu chunk%s on node%s %s (%.2f s, %s/s)\n",
               Escape(name).c_str(), static_cast<long long>(rows), Bytes(bytes).c_str(),
               chunks, chunks == 1 ? "" : "s", used.size() == 1 ? "" : "s", where.c_str(),

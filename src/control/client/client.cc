@@ -274,6 +274,17 @@ Status Client::Publish(const TablePtr& table, const std::string& name,
                        const PublishOptions& options) {
   if (table == nullptr) return Status::Invalid("Publish of a null table");
   QUIVER_ASSIGN_OR_RAISE(auto batches, table->ToRecordBatches());
+  if (batches.empty() && table->num_rows() == 0 && table->num_columns() > 0) {
+    // No rows: its first (empty) chunks keep the schema, in cluster memory.
+    std::vector<ArrayPtr> columns;
+    for (const auto& column : table->columns()) {
+      if (column->num_chunks() == 0) break;
+      columns.push_back(column->chunk(0));
+    }
+    if (columns.size() == static_cast<size_t>(table->num_columns())) {
+      batches.push_back(RecordBatch::Make(table->schema(), 0, columns));
+    }
+  }
   if (batches.empty()) return Status::Invalid("Publish of a table without batches");
   return PublishBatches(batches, name, options);
 }
