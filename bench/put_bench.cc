@@ -68,7 +68,7 @@ Status Setup() {
   QUIVER_ASSIGN_OR_RAISE(g_db, duckdb::Database::Open());
   QUIVER_ASSIGN_OR_RAISE(g_conn, duckdb::Connection::Open(g_db));
   // As `quiver put` sets it: DuckDB's threads may read ahead of the copy.
-  QUIVER_RETURN_NOT_OK(g_conn->Execute(duckdb::kStreamReadAhead));
+  QUIVER_RETURN_NOT_OK(g_conn->Execute(duckdb::kLoadSettings));
   const std::string rows =
       "SELECT range AS a, (range % 1000)::INTEGER AS b, (range * 0.5)::DOUBLE AS c, "
       "'item-' || (range % 100000) AS s FROM range(" +

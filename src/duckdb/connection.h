@@ -118,11 +118,14 @@ class Connection {
   std::map<std::string, std::string> registrations_;  // view name -> registry key
 };
 
-// For a connection whose streaming results feed a consumer that copies
-// them (quiver put): DuckDB's threads may compute up to 100 MB ahead of the
-// reader instead of DuckDB's default of about 1 MB, so reading and copying
-// overlap.
-constexpr const char* kStreamReadAhead = "SET streaming_buffer_size = '100MB'";
+// Settings for a connection whose streaming results feed a consumer that
+// copies them (quiver put): DuckDB's threads may compute up to 100 MB ahead
+// of the reader instead of DuckDB's default of about 1 MB, so reading and
+// copying overlap; and DuckDB estimates the query's progress (Progress()),
+// which it does only with its progress bar on (printing it stays off).
+constexpr const char* kLoadSettings =
+    "SET streaming_buffer_size = '100MB'; SET enable_progress_bar = true; "
+    "SET enable_progress_bar_print = false";
 
 // Makes this process's allocator keep freed memory rather than return it to
 // the kernel: DuckDB allocates and frees its Arrow arrays for every 2048

@@ -303,11 +303,7 @@ int PutCommand(const Args& in) {
     if (!c.ok()) return Fail("put: DuckDB", c.status(), kExitFailed);
     conn = std::move(*c);
     duckdb::KeepFreedMemory();
-    // DuckDB estimates a query's progress only with its progress bar on
-    // (printing it stays off: put draws its own).
-    Status ahead = conn->Execute(std::string(duckdb::kStreamReadAhead) +
-                                 "; SET enable_progress_bar = true; "
-                                 "SET enable_progress_bar_print = false");
+    Status ahead = conn->Execute(duckdb::kLoadSettings);
     if (!ahead.ok()) return Fail("put: DuckDB", ahead, kExitFailed);
     std::string list;
     for (const auto& f : *files)
