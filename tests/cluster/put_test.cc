@@ -185,6 +185,25 @@ TEST_F(PutTest, ScanOfAPutTableIsZeroCopy) {
   EXPECT_LT(sum - base, kTableKb * 3 / 2) << base << " " << sum;
   EXPECT_EQ(Csv("SELECT count(*), sum(v) FROM big"),
             "count_star(),sum(v)\r\n20000000,199999990000000\r\n");
+
+  // A get interrupted while DuckDB writes leaves neither the file nor its
+  // temporary.
+  const std::string out = tmp_ + "/out.parquet";
+  Child get =
+      Child::Start({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", BinaryPath("quiver"),
+                    "get", "--dir", state_, "big", "-o", out});
+  auto temporary = [&] {
+    for (const auto& e : std::filesystem::directory_iterator(tmp_)) {
+      if (e.path().filename().string().rfind("out.parquet.quiver-", 0) == 0) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(Eventually(temporary, 60000));
+  get.Kill(SIGINT);
+  EXPECT_EQ(get.Finish(), 130) << get.output();
+  EXPECT_NE(get.output().find("interrupted"), std::string::npos) << get.output();
+  EXPECT_FALSE(temporary());
+  EXPECT_FALSE(Exists(out));
 }
 
 TEST_F(PutTest, BadInputLeavesNothing) {

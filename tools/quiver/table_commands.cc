@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "attach.h"
 #include "duckdb/connection.h"
@@ -63,8 +66,23 @@ Status WriteByExtension(const TablePtr& table, const std::string& name,
   QUIVER_ASSIGN_OR_RAISE(auto db, duckdb::Database::Open());
   QUIVER_ASSIGN_OR_RAISE(auto conn, duckdb::Connection::Open(db));
   QUIVER_RETURN_NOT_OK(conn->RegisterTable(name, table));
-  return conn->Execute("COPY (SELECT * FROM " + duckdb::QuoteIdentifier(name) + ") TO " +
-                       duckdb::QuoteLiteral(tmp) + " (" + options + ")");
+  // A Ctrl-C stops DuckDB's COPY where it is (the flag is polled: a signal
+  // handler may not call into DuckDB).
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    while (!done.load()) {
+      if (Interrupted()) {
+        conn->Interrupt();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  Status st = conn->Execute("COPY (SELECT * FROM " + duckdb::QuoteIdentifier(name) +
+                            ") TO " + duckdb::QuoteLiteral(tmp) + " (" + options + ")");
+  done = true;
+  watcher.join();
+  return st;
 }
 
 }  // namespace
@@ -150,7 +168,14 @@ int GetCommand(const Args& in) {
   // Written beside the target and renamed over it when complete: an
   // interrupted or failed get leaves no partial file.
   const std::string tmp = out + ".quiver-" + std::to_string(getpid()) + ".tmp";
+  CatchInterrupts();
   Status st = WriteByExtension(*table, name, out, tmp);
+  if (Interrupted()) {
+    std::remove(tmp.c_str());
+    std::fprintf(stderr, "quiver: get: interrupted: %s not written\n",
+                 Escape(out).c_str());
+    return 130;
+  }
   if (st.ok() && std::rename(tmp.c_str(), out.c_str()) != 0) {
     st = Status::IOError("renaming ", tmp, " to ", out, ": ", std::strerror(errno));
   }
