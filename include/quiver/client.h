@@ -101,6 +101,7 @@ struct TableInfo {
   uint32_t chunks = 0;
   uint64_t rows = 0;
   std::vector<uint32_t> publishers;  // nodes
+  std::vector<uint32_t> nodes;       // whose regions hold its data, ascending
   bool lost = false;                 // a node holding its data is down
   std::string lost_reason;
   uint32_t pins = 0;      // readers holding it at that node

@@ -107,6 +107,17 @@ TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
         << put.out;
     EXPECT_NE(put.out.find("on nodes 0, 1, 2"), std::string::npos) << put.out;
   }
+  Ran ls = Q({"ls"});
+  ASSERT_EQ(ls.code, 0) << ls.out;
+  EXPECT_NE(ls.out.find("on nodes"), std::string::npos) << ls.out;
+  for (const char* name : {"\ntp ", "\ntc ", "\ntj "}) {
+    const size_t at = ls.out.find(name);
+    ASSERT_NE(at, std::string::npos) << ls.out;
+    const std::string line = ls.out.substr(at + 1, ls.out.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(" 20000 "), std::string::npos) << line;
+    EXPECT_NE(line.find(" 0,1,2 "), std::string::npos) << line;  // where its chunks are
+    EXPECT_NE(line.find(" ok"), std::string::npos) << line;
+  }
   const std::string direct_parquet = Csv("SELECT * FROM '" + parquet + "' ORDER BY id");
   const std::string direct_csv = Csv("SELECT * FROM '" + csv + "' ORDER BY id");
   const std::string direct_json = Csv("SELECT * FROM '" + json + "' ORDER BY id");

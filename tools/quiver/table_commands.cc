@@ -102,18 +102,21 @@ int LsCommand(const Args& in) {
             [](const TableInfo& a, const TableInfo& b) { return a.name < b.name; });
   size_t width = 4;
   for (const auto& t : *tables) width = std::max(width, Escape(t.name).size());
-  std::printf("%-*s %14s %7s  %-12s %s\n", static_cast<int>(width), "name", "rows",
-              "chunks", "published by", "state");
+  auto list = [](const std::vector<uint32_t>& nodes) {
+    std::string out;
+    for (uint32_t n : nodes) out += (out.empty() ? "" : ",") + std::to_string(n);
+    return out;
+  };
+  std::printf("%-*s %14s %7s  %-12s %-12s %s\n", static_cast<int>(width), "name", "rows",
+              "chunks", "on nodes", "published by", "state");
   for (const auto& t : *tables) {
-    std::string nodes;
-    for (uint32_t n : t.publishers)
-      nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
     std::string state = t.lost ? "lost: " + t.lost_reason : "ok";
-    if (t.local_only)
+    if (t.local_only) {
       state += ", local to node " + std::to_string(attached->client->node_id());
-    std::printf("%-*s %14llu %7u  %-12s %s\n", static_cast<int>(width),
+    }
+    std::printf("%-*s %14llu %7u  %-12s %-12s %s\n", static_cast<int>(width),
                 Escape(t.name).c_str(), static_cast<unsigned long long>(t.rows), t.chunks,
-                nodes.c_str(), Escape(state).c_str());
+                list(t.nodes).c_str(), list(t.publishers).c_str(), Escape(state).c_str());
   }
   return kExitOk;
 }

@@ -13,6 +13,7 @@ TableInfo FromWire(const wire::TableInfo& w) {
   t.chunks = w.chunks();
   t.rows = w.num_rows();
   t.publishers.assign(w.publishers().begin(), w.publishers().end());
+  t.nodes.assign(w.nodes().begin(), w.nodes().end());
   t.lost = w.lost();
   t.lost_reason = w.lost_reason();
   t.pins = w.pins();

@@ -338,6 +338,7 @@ void FillTables(Node& node, google::protobuf::RepeatedPtrField<wire::TableInfo>*
     w->set_chunks(t.chunks);
     w->set_num_rows(t.rows);
     for (uint32_t p : t.publishers) w->add_publishers(p);
+    for (uint32_t n : t.nodes) w->add_nodes(n);
     const std::string lost = node.LostReason(t.nodes);
     w->set_lost(!lost.empty());
     w->set_lost_reason(lost);
