@@ -180,6 +180,28 @@ TEST_F(SqlTest, PipedInteractiveMode) {
   EXPECT_NE(r.out.find("seven\n-----\n    7\n(1 row)\n"), std::string::npos) << r.out;
 }
 
+// Each statement of an interactive session sees the tables as they are
+// then: one published after it started, one removed, one published again.
+TEST_F(SqlTest, InteractiveSessionSeesTablesAsTheyChange) {
+  ASSERT_EQ(Up().code, 0);
+  Publish("first", 10, 0);
+  Child sql =
+      Child::Start({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", BinaryPath("quiver"),
+                    "sql", "--dir", state_, "--format", "csv"});
+  ASSERT_TRUE(sql.Send("SELECT sum(v) AS s1 FROM first;"));
+  ASSERT_NE(sql.WaitForLine("45", 60000), "") << sql.output();
+  Publish("later", 100, 1);
+  ASSERT_TRUE(sql.Send("SELECT sum(v) AS s2 FROM later;"));
+  ASSERT_NE(sql.WaitForLine("4950", 60000), "") << sql.output();
+  ASSERT_EQ(QuiverArgs({"rm", "--dir", state_, "first"}).code, 0);
+  ASSERT_TRUE(sql.Send("SELECT count(*) FROM first;"));
+  ASSERT_NE(sql.WaitForLine("does not exist", 60000), "") << sql.output();
+  Publish("first", 20, 1);  // the name again, other rows
+  ASSERT_TRUE(sql.Send("SELECT sum(v) AS s3 FROM first;"));
+  ASSERT_NE(sql.WaitForLine("190", 60000), "") << sql.output();
+  EXPECT_EQ(sql.Finish(), 1) << sql.output();  // one statement failed
+}
+
 TEST_F(SqlTest, Errors) {
   Ran r = Sql({"SELECT 1"});
   EXPECT_EQ(r.code, 1) << r.out;

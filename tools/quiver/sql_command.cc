@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "attach.h"
@@ -32,25 +33,41 @@ class SqlSession {
 
   // Makes every published table a view of its name: zero-copy, the view
   // scans the chunks where they are in cluster memory. Lost tables are
-  // remembered to explain a query that names them.
+  // remembered to explain a query that names them. Called again before each
+  // interactive statement: tables published since are added, removed ones
+  // dropped (their pins released), and one published again under its name
+  // (other chunks or rows) opened again.
   Status RegisterTables() {
     QUIVER_ASSIGN_OR_RAISE(auto tables, client_->List());
+    std::set<std::string> listed;
+    unavailable_.clear();
     for (const auto& t : tables) {
+      listed.insert(t.name);
       if (t.lost) {
         unavailable_[t.name] = "lost: " + t.lost_reason;
+        Forget(t.name);
         continue;
       }
+      auto seen = registered_.find(t.name);
+      if (seen != registered_.end() && seen->second == std::pair{t.chunks, t.rows})
+        continue;
       // Every table as a HugeTable (a whole table's chunks start at row 0
       // and follow each other): rows in order, and a gap (a chunk not yet
       // published) or an overlap makes it unavailable rather than partial.
       auto table = client_->GetHugeTable(t.name);
       if (table.ok()) {
         QUIVER_RETURN_NOT_OK(conn_->RegisterTable(t.name, *table));
-        names_.push_back(t.name);
+        registered_[t.name] = {t.chunks, t.rows};
       } else {
         unavailable_[t.name] = table.status().message();
+        Forget(t.name);
       }
     }
+    std::vector<std::string> gone;
+    for (const auto& [name, seen] : registered_) {
+      if (listed.count(name) == 0) gone.push_back(name);
+    }
+    for (const auto& name : gone) Forget(name);
     return Status::OK();
   }
 
@@ -97,6 +114,7 @@ class SqlSession {
       if (statement.empty() && trimmed[0] == '.') {
         if (trimmed == ".quit" || trimmed == ".exit") return code;
         if (trimmed == ".tables") {
+          Refresh();
           ListTables();
         } else {
           std::fprintf(stderr, "quiver: sql: unknown command %s (.tables, .quit)\n",
@@ -107,10 +125,10 @@ class SqlSession {
       }
       statement += line + "\n";
       if (trimmed.back() != ';') continue;
-      if (Run(statement) != kExitOk) code = kExitFailed;
+      if (RunFresh(statement) != kExitOk) code = kExitFailed;
       statement.clear();
     }
-    if (!Trim(statement).empty() && Run(statement) != kExitOk) code = kExitFailed;
+    if (!Trim(statement).empty() && RunFresh(statement) != kExitOk) code = kExitFailed;
     if (tty) std::fputs("\n", stdout);
     return code;
   }
@@ -121,13 +139,27 @@ class SqlSession {
     if (b == std::string::npos) return "";
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
   }
+  // The tables as they are now; a failure to list them is said and the
+  // session goes on with those it has.
+  void Refresh() {
+    Status st = RegisterTables();
+    if (!st.ok()) {
+      std::fprintf(stderr, "quiver: sql: listing the tables: %s\n",
+                   Escape(st.message()).c_str());
+    }
+  }
+  int RunFresh(const std::string& sql) {
+    Refresh();
+    return Run(sql);
+  }
+
   static int TerminalWidth() {
     winsize ws{};
     return ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
   }
 
   void ListTables() {
-    for (const auto& n : names_) std::printf("%s\n", Escape(n).c_str());
+    for (const auto& [n, seen] : registered_) std::printf("%s\n", Escape(n).c_str());
     for (const auto& [n, why] : unavailable_) {
       std::printf("%s (unavailable: %s)\n", Escape(n).c_str(), Escape(why).c_str());
     }
@@ -157,8 +189,13 @@ class SqlSession {
   std::unique_ptr<Client> client_;
   std::unique_ptr<duckdb::Connection> conn_;
   SqlFormat format_;
-  std::vector<std::string> names_;
-  std::map<std::string, std::string> unavailable_;  // name -> why
+  // Drops the view of `name` (if any) and the table it held.
+  void Forget(const std::string& name) {
+    if (registered_.erase(name) > 0) (void)conn_->Unregister(name);
+  }
+
+  std::map<std::string, std::pair<uint32_t, uint64_t>> registered_;  // -> chunks, rows
+  std::map<std::string, std::string> unavailable_;                   // name -> why
 };
 
 }  // namespace
