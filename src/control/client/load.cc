@@ -182,7 +182,8 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
     {
       std::unique_lock<std::mutex> lock(mu);
       cv.wait(lock, [&] { return !queue.empty() || read_done; });
-      if (queue.empty()) break;
+      // The reader failed: what waits is not written.
+      if (queue.empty() || (read_done && !read_status.ok())) break;
       group = std::move(queue.front());
       queue.pop_front();
       cv.notify_all();
