@@ -96,17 +96,21 @@ int StatusCommand(const Args& in) {
                 n.region_size / 1048576.0, n.used / 1048576.0, n.free / 1048576.0,
                 n.live_allocations, n.sessions);
   }
-  std::printf("\n%-32s %8s %14s %-12s %6s %s\n", "table", "chunks", "rows", "publishers",
-              "pins", "state");
+  std::printf("\n%-32s %8s %14s %-12s %-12s %6s %s\n", "table", "chunks", "rows",
+              "on nodes", "publishers", "pins", "state");
   if (status->tables.empty()) std::printf("(no published tables)\n");
+  auto list = [](const std::vector<uint32_t>& nodes) {
+    std::string out;
+    for (uint32_t n : nodes) out += (out.empty() ? "" : ",") + std::to_string(n);
+    return out;
+  };
   for (const auto& t : status->tables) {
-    std::string pubs;
-    for (uint32_t p : t.publishers) pubs += (pubs.empty() ? "" : ",") + std::to_string(p);
     std::string state = t.lost ? "LOST: " + t.lost_reason : "ok";
     if (t.orphaned) state += " (publisher gone)";
     if (t.local_only) state += " (this node only)";
-    std::printf("%-32s %8u %14" PRIu64 " %-12s %6u %s\n", t.name.c_str(), t.chunks,
-                t.rows, pubs.c_str(), t.pins, state.c_str());
+    std::printf("%-32s %8u %14" PRIu64 " %-12s %-12s %6u %s\n", Escape(t.name).c_str(),
+                t.chunks, t.rows, list(t.nodes).c_str(), list(t.publishers).c_str(), t.pins,
+                Escape(state).c_str());
   }
   // The object store at each node whose socket is on this host.
   std::printf("\n%-5s %10s %10s %16s %16s %16s %10s %10s %10s\n", "store", "cap MiB",
