@@ -109,8 +109,8 @@ int StatusCommand(const Args& in) {
     if (t.orphaned) state += " (publisher gone)";
     if (t.local_only) state += " (this node only)";
     std::printf("%-32s %8u %14" PRIu64 " %-12s %-12s %6u %s\n", Escape(t.name).c_str(),
-                t.chunks, t.rows, list(t.nodes).c_str(), list(t.publishers).c_str(), t.pins,
-                Escape(state).c_str());
+                t.chunks, t.rows, list(t.nodes).c_str(), list(t.publishers).c_str(),
+                t.pins, Escape(state).c_str());
   }
   // The object store at each node whose socket is on this host.
   std::printf("\n%-5s %10s %10s %16s %16s %16s %10s %10s %10s\n", "store", "cap MiB",
