@@ -288,6 +288,40 @@ TEST_F(PutTest, BadInputLeavesNothing) {
   EXPECT_FALSE(Exists(tmp_ + "/t.parquet"));
 }
 
+// Two puts of one name at once: at most one table, whole, and the
+// loser's memory back.
+TEST_F(PutTest, RacingPutsOfOneNameLeaveAtMostOneWholeTable) {
+  ASSERT_EQ(Up3().code, 0);
+  const std::string file = tmp_ + "/race.parquet";
+  Write("SELECT range AS v FROM range(3000000)", file, "FORMAT parquet");
+  const uint64_t baseline = Used();
+  ASSERT_NE(baseline, ~0ULL);
+  auto start = [&] {
+    return Child::Start({"/bin/sh", "-c", "exec \"$0\" \"$@\" 2>&1", BinaryPath("quiver"),
+                         "put", "--dir", state_, "--chunk-size", "2000000", file,
+                         "race"});
+  };
+  Child a = start(), b = start();
+  const int ca = a.Finish(120000), cb = b.Finish(120000);
+  // At most one wins. Both may lose (each home finds the other's chunks
+  // first and each put takes its own back): never a table of both, never a
+  // half table.
+  EXPECT_LE((ca == 0) + (cb == 0), 1) << a.output() << "\n" << b.output();
+  for (int code : {ca, cb}) EXPECT_TRUE(code == 0 || code == 1) << code;
+  if (ca == 0 || cb == 0) {
+    EXPECT_EQ(Csv("SELECT count(*) AS n, sum(v) AS s, count(DISTINCT v) AS d FROM race"),
+              "n,s,d\r\n3000000,4499998500000,3000000\r\n");
+    // Only the winner's 24 MB stay (and a little padding per chunk).
+    const uint64_t used = Used();
+    EXPECT_GE(used, baseline + 24'000'000);
+    EXPECT_LT(used, baseline + 26'000'000);
+    ASSERT_EQ(Q({"rm", "race"}).code, 0);
+  } else {
+    EXPECT_FALSE(Listed("race"));
+  }
+  EXPECT_TRUE(Eventually([&] { return Used() == baseline; }, 30000));
+}
+
 // A region that cannot take a chunk passes it to the next node; a table
 // that fits nowhere fails naming why and leaves nothing.
 TEST_F(PutTest, FullRegionsPassChunksOnOrFail) {
