@@ -84,6 +84,12 @@ inline void UnixRoundTrips(benchmark::State& state) {
   RoundTrips(state, sv[0], child);
 }
 
+// $QUIVER_BENCH_ROWS, else `fallback`: the row count of a program's table.
+inline int64_t BenchRows(int64_t fallback) {
+  const char* env = std::getenv("QUIVER_BENCH_ROWS");
+  return env ? std::atoll(env) : fallback;
+}
+
 inline bool QuickMode() {
   const char* q = std::getenv("QUIVER_BENCH_QUICK");
   return q != nullptr && *q != 0 && *q != '0';

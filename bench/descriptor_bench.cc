@@ -27,11 +27,6 @@
 namespace quiver {
 namespace {
 
-int64_t BenchRows() {
-  const char* env = std::getenv("QUIVER_BENCH_ROWS");
-  return env ? std::atoll(env) : int64_t{1} << 20;
-}
-
 struct Fixture {
   static Fixture& Get() {
     static Fixture* f = new Fixture();
@@ -45,7 +40,7 @@ struct Fixture {
 
  private:
   Fixture() {
-    const int64_t n = BenchRows();
+    const int64_t n = bench::BenchRows(int64_t{1} << 20);
     batch = bench::MakeThesisBatch(0, n);
     descriptor = control::EncodeDescriptor(*batch, nullptr, &ranges).ValueOrDie();
     for (const auto& r : ranges) {

@@ -16,11 +16,6 @@
 namespace quiver {
 namespace {
 
-int64_t BenchRows() {
-  const char* env = std::getenv("QUIVER_BENCH_ROWS");
-  return env ? std::atoll(env) : 150LL * 1024 * 1024;
-}
-
 // The table: one record batch per column chunk of 2^24 rows.
 TablePtr MakeThesisTable(int64_t rows) {
   auto s = schema({field("a", int64()), field("b", int8()), field("c", uint16())});
@@ -45,7 +40,7 @@ struct WriteFixture {
 
  private:
   WriteFixture() {
-    table = MakeThesisTable(BenchRows());
+    table = MakeThesisTable(bench::BenchRows(150LL * 1024 * 1024));
     for (const auto& col : table->columns()) {
       for (const auto& chunk : col->chunks()) {
         column_bytes += chunk->data()->buffers[1]->size();

@@ -40,15 +40,10 @@ std::unique_ptr<duckdb::Connection> g_conn;
 int64_t g_rows = 0;
 std::string g_dir;
 
-int64_t BenchRows() {
-  const char* env = std::getenv("QUIVER_BENCH_ROWS");
-  return env ? std::atoll(env) : 20LL * 1024 * 1024;
-}
-
 std::string File(const char* ext) { return g_dir + "/put_bench." + ext; }
 
 Status Setup() {
-  g_rows = BenchRows();
+  g_rows = bench::BenchRows(20LL * 1024 * 1024);
   const char* tmp = std::getenv("TMPDIR");
   g_dir =
       std::string(tmp ? tmp : "/tmp") + "/quiver-put-bench-" + std::to_string(getpid());

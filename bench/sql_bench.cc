@@ -31,11 +31,6 @@ std::shared_ptr<duckdb::Database> g_db;
 std::unique_ptr<duckdb::Connection> g_conn;
 int64_t g_rows = 0;
 
-int64_t BenchRows() {
-  const char* env = std::getenv("QUIVER_BENCH_ROWS");
-  return env ? std::atoll(env) : 150LL * 1024 * 1024;
-}
-
 // Rows [first, first + n) of the thesis table, built in `pool`.
 Result<RecordBatchPtr> ThesisBatch(int64_t first, int64_t n, MemoryPool* pool) {
   Int64Builder a(pool);
@@ -56,7 +51,7 @@ Result<RecordBatchPtr> ThesisBatch(int64_t first, int64_t n, MemoryPool* pool) {
 }
 
 Status Setup() {
-  g_rows = BenchRows();
+  g_rows = bench::BenchRows(150LL * 1024 * 1024);
   const int nodes = 3;
   const uint64_t bytes = static_cast<uint64_t>(g_rows) * 11;
   control::LocalClusterOptions o;

@@ -21,7 +21,6 @@ namespace {
 using testing::BinaryPath;
 using testing::Child;
 using testing::Eventually;
-using testing::PeakRssKb;
 using testing::Ran;
 
 // One column of each type DuckDB writes to Parquet, NULLs included; `id`
@@ -183,17 +182,7 @@ TEST_F(PutTest, ScanOfAPutTableIsZeroCopy) {
   Ran put = Q({"put", file, "big"});
   ASSERT_EQ(put.code, 0) << put.out;
   EXPECT_NE(put.out.find("on nodes 0, 1"), std::string::npos) << put.out;
-  auto run = [&](const std::string& q) {
-    return PeakRssKb({BinaryPath("quiver"), "sql", "--dir", state_, "--node", "1", q});
-  };
-  const long base = run("SELECT 1");
-  const long count = run("SELECT count(*) FROM big");
-  const long sum = run("SELECT sum(v) FROM big");
-  ASSERT_GT(base, 0);
-  ASSERT_GT(count, 0);
-  ASSERT_GT(sum, 0);
-  EXPECT_LT(count - base, kTableKb / 4) << base << " " << count;
-  EXPECT_LT(sum - base, kTableKb * 3 / 2) << base << " " << sum;
+  ExpectScanIsZeroCopy("big", "1", kTableKb);
   EXPECT_EQ(Csv("SELECT count(*), sum(v) FROM big"),
             "count_star(),sum(v)\r\n20000000,199999990000000\r\n");
 

@@ -17,7 +17,6 @@ namespace {
 
 using testing::BinaryPath;
 using testing::Child;
-using testing::PeakRssKb;
 using testing::Ran;
 
 class SqlTest : public testing::UpFixture {
@@ -261,21 +260,7 @@ TEST_F(SqlTest, ScanIsZeroCopy) {
   constexpr int64_t kRows = 25'000'000;  // 200 MB of int64
   constexpr long kTableKb = kRows * 8 / 1024;
   Publish("big", kRows, 1);
-  const std::vector<std::string> sql = {
-      BinaryPath("quiver"), "sql", "--dir", state_, "--node", "0"};
-  auto run = [&](const std::string& q) {
-    std::vector<std::string> argv = sql;
-    argv.push_back(q);
-    return PeakRssKb(argv);
-  };
-  const long base = run("SELECT 1");
-  const long count = run("SELECT count(*) FROM big");
-  const long sum = run("SELECT sum(v) FROM big");
-  ASSERT_GT(base, 0);
-  ASSERT_GT(count, 0);
-  ASSERT_GT(sum, 0);
-  EXPECT_LT(count - base, kTableKb / 4) << base << " " << count;
-  EXPECT_LT(sum - base, kTableKb * 3 / 2) << base << " " << sum;
+  ExpectScanIsZeroCopy("big", "0", kTableKb);
   Ran r = Sql({"--format", "csv", "SELECT count(*), sum(v) FROM big"});
   EXPECT_EQ(CsvBody(r.out), "25000000,312499987500000\r\n") << r.out;
 }

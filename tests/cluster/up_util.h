@@ -128,6 +128,25 @@ class UpFixture : public ::testing::Test {
   }
   static bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
+  // `quiver sql --node NODE` over `table` (an int64 column v of `table_kb`
+  // KiB) does not copy it: a count touches none of its pages (its peak
+  // resident size grows by less than a quarter of the table over `SELECT
+  // 1`); a sum maps each page once (less than 1.5 times the table).
+  void ExpectScanIsZeroCopy(const std::string& table, const std::string& node,
+                            long table_kb) {
+    auto run = [&](const std::string& q) {
+      return PeakRssKb({BinaryPath("quiver"), "sql", "--dir", state_, "--node", node, q});
+    };
+    const long base = run("SELECT 1");
+    const long count = run("SELECT count(*) FROM " + table);
+    const long sum = run("SELECT sum(v) FROM " + table);
+    ASSERT_GT(base, 0);
+    ASSERT_GT(count, 0);
+    ASSERT_GT(sum, 0);
+    EXPECT_LT(count - base, table_kb / 4) << base << " " << count;
+    EXPECT_LT(sum - base, table_kb * 3 / 2) << base << " " << sum;
+  }
+
   std::string tmp_, state_;
 };
 

@@ -23,6 +23,12 @@ struct Attached {
   std::vector<uint32_t> running;  // nodes whose daemons run
 };
 
+// Whether `s` ends with `tail` (file extensions).
+inline bool EndsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() &&
+         s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 // Takes --dir and --node out of `args`, attaches and connects. On failure
 // prints one clear line naming `command` and what to do, sets *code and
 // returns nothing.

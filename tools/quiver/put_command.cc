@@ -56,11 +56,6 @@ FileFormat ParseFormat(const std::string& name) {
   return FileFormat::kUnknown;
 }
 
-bool EndsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() &&
-         s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // The format a file's name says (compressed CSV and JSON included).
 FileFormat FormatOfName(std::string path) {
   std::transform(path.begin(), path.end(), path.begin(),

@@ -20,11 +20,6 @@ namespace quiver::cli {
 
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() &&
-         s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // Every argument left must be positional and there must be `n` of them.
 bool Positional(const Args& args, size_t n) {
   return args.size() == n && std::none_of(args.begin(), args.end(), [](const auto& a) {
