@@ -16,6 +16,7 @@
 //              bytes and vs SendTableFull of the same table
 // It starts its own clusters (quiverd next to this binary's build tree,
 // fresh credentials) and is a client of node 0.
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -377,7 +378,10 @@ Status StartFar() {
   o.limits.node_quota = {1.0, 0};
   QUIVER_ASSIGN_OR_RAISE(g_far, control::LocalCluster::Start(o));
   int to[2], from[2];
-  if (pipe(to) != 0 || pipe(from) != 0) return Status::IOError("pipe");
+  // Close-on-exec: no daemon spawned later may hold the reader's pipes open.
+  if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) {
+    return Status::IOError("pipe");
+  }
   const pid_t pid = fork();
   if (pid < 0) return Status::IOError("fork");
   if (pid == 0) {

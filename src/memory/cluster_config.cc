@@ -330,6 +330,7 @@ void VisitCounts(Fn&& fn) {
   fn("max_waiting_calls", &ClusterLimits::max_waiting_calls, 1, kMaxCount);
   fn("session_lease_ms", &ClusterLimits::session_lease_ms, 100, kMaxMillis);
   fn("restart_grace_ms", &ClusterLimits::restart_grace_ms, 0, kMaxMillis);
+  fn("spin_us", &ClusterLimits::spin_us, 0, 10000);
 }
 
 Status CheckRange(const std::string& what, uint64_t v, uint64_t lo, uint64_t hi) {

@@ -320,6 +320,7 @@ max_connections = 1000000
 max_waiting_calls = 7
 session_lease_ms = 100
 restart_grace_ms = 0
+spin_us = 0
 )";
   auto r = ParseClusterConfig(text);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -339,6 +340,7 @@ restart_grace_ms = 0
   EXPECT_EQ(l.max_waiting_calls, 7u);
   EXPECT_EQ(l.session_lease_ms, 100u);
   EXPECT_EQ(l.restart_grace_ms, 0u);
+  EXPECT_EQ(l.spin_us, 0u);
   // Round trip: every value survives, and only [limits] differs from kValid.
   const std::string toml = r->ToToml();
   EXPECT_NE(toml.find("[limits]"), std::string::npos);
@@ -385,6 +387,7 @@ TEST(ClusterLimitsTest, BadValuesNameTheKey) {
   ExpectError(limits("session_lease_ms = 99"),
               "limits.session_lease_ms 99 is not in 100..");
   ExpectError(limits("restart_grace_ms = 3600001"), "limits.restart_grace_ms");
+  ExpectError(limits("spin_us = 10001"), "limits.spin_us");
   ExpectError(limits("malloc_rate = \"fast\""), "limits.malloc_rate");
   ExpectError(limits("max_mallocs = 1"), "limits: unknown key 'max_mallocs'");
   ExpectError("limits = 3\n" + std::string(kValid), "limits must be a table");

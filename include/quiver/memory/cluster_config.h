@@ -94,6 +94,8 @@ struct ClusterLimits {
   uint32_t session_lease_ms = 15000;  // a silent session is dropped after this
   uint32_t restart_grace_ms =
       10000;  // after a restart, time for clients to re-claim pins
+  uint32_t spin_us =
+      200;  // a daemon awaiting a peer's reply polls this long before sleeping
 
   bool operator==(const ClusterLimits&) const = default;
 };

@@ -114,6 +114,7 @@ Status Start(Node* node, const DaemonOptions& o) {
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   eo.cluster = cfg.name;
   eo.max_connections = cfg.limits.max_connections;
+  eo.spin_us = static_cast<int>(cfg.limits.spin_us);
   QUIVER_ASSIGN_OR_RAISE(auto handlers, MakeHandlers(node));
   node->engine = std::make_unique<rpc::Engine>(eo, std::move(handlers));
   node->waiters =

@@ -115,6 +115,8 @@ class IoThread {
     ev.data.ptr = c;
     epoll_ctl(epoll_, EPOLL_CTL_MOD, c->stream_->fd(), &ev);
   }
+  // Outgoing calls of this thread's connections now awaiting a reply.
+  void Awaiting(int64_t delta) { awaiting_.fetch_add(delta, std::memory_order_relaxed); }
   void Post(std::function<void()> task) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -132,9 +134,19 @@ class IoThread {
 
   void Loop() {
     epoll_event events[kMaxEvents];
+    using Clock = std::chrono::steady_clock;
+    const auto spin = std::chrono::microseconds(engine_->options_.spin_us);
+    Clock::time_point last_event = Clock::now();
     while (!stopping_) {
-      const int n = epoll_wait(epoll_, events, kMaxEvents, -1);
+      // Polls without sleeping while replies are due and the last event is
+      // recent; sleeps otherwise.
+      const bool poll = spin.count() > 0 &&
+                        awaiting_.load(std::memory_order_relaxed) > 0 &&
+                        Clock::now() - last_event < spin;
+      const int n = epoll_wait(epoll_, events, kMaxEvents, poll ? 0 : -1);
+      if (n == 0) continue;
       if (n < 0 && errno != EINTR) break;
+      if (n > 0) last_event = Clock::now();
       bool woken = false;
       for (int i = 0; i < n; ++i) {
         void* p = events[i].data.ptr;
@@ -179,6 +191,7 @@ class IoThread {
   Watch wake_watch_{};
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+  std::atomic<int64_t> awaiting_{0};
   std::mutex mu_;
   std::deque<std::function<void()>> tasks_;
   std::unordered_map<Connection*, ConnectionPtr> conns_;  // this thread only
@@ -284,6 +297,7 @@ void Connection::Call(uint8_t method, std::string_view payload, int timeout_ms,
     } else {
       id = next_call_id_++;
       pending_.emplace(id, PendingCall{std::move(done), 0});
+      io_->Awaiting(1);
     }
   }
   if (id == 0) {
@@ -301,6 +315,7 @@ void Connection::Call(uint8_t method, std::string_view payload, int timeout_ms,
       if (it == self->pending_.end()) return;
       expired = std::move(it->second.done);
       self->pending_.erase(it);
+      self->io_->Awaiting(-1);
     }
     expired(Status::DeadlineExceeded("no reply from ", self->peer_.identity.ToString(),
                                      " within ", timeout_ms, " ms"));
@@ -319,6 +334,7 @@ void Connection::Close(const Status& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending.swap(pending_);
+    io_->Awaiting(-static_cast<int64_t>(pending.size()));
     if (handshake_timer_ != 0) engine_->timers_.Cancel(handshake_timer_);
     // Let the peer see the end at once; the descriptor closes with the
     // stream once the I/O thread has let go of it.
@@ -608,6 +624,7 @@ void Engine::OnFrame(const ConnectionPtr& c, const FrameHeader& h,
     if (it == c->pending_.end()) return;  // timed out earlier: dropped
     call = std::move(it->second);
     c->pending_.erase(it);
+    c->io_->Awaiting(-1);
   }
   timers_.Cancel(call.timer);
   if (h.kind == FrameKind::kReply) {

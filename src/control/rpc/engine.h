@@ -113,6 +113,10 @@ struct EngineOptions {
   int handshake_timeout_ms = 10000;
   // A peer that stops reading is disconnected once this much output waits.
   size_t max_outbox_bytes = 256u << 20;
+  // While calls this engine made are awaiting replies, an idle I/O thread
+  // polls for this long before it sleeps (0: never): a reply then finds it
+  // awake instead of paying a wake-up (docs/protocol.md).
+  int spin_us = 0;
 };
 
 struct EngineHandlers {
