@@ -159,13 +159,16 @@ class RatioReporter : public benchmark::ConsoleReporter {
     return nullptr;
   }
   // Drops the "/iterations:N" and "/manual_time" parts Google Benchmark
-  // adds, so a figure and its reference pair up by their arguments alone.
+  // adds, so a figure and its reference pair up by their arguments alone;
+  // an aggregate's suffix ("_median") stays.
   static std::string Normalize(std::string name) {
-    for (const std::string part : {"/iterations:", "/manual_time"}) {
-      size_t pos = name.find(part);
-      if (pos == std::string::npos) continue;
-      size_t end = name.find('/', pos + 1);
+    if (size_t pos = name.find("/iterations:"); pos != std::string::npos) {
+      size_t end = name.find_first_of("/_", pos + 1);
       name.erase(pos, end == std::string::npos ? std::string::npos : end - pos);
+    }
+    const std::string manual = "/manual_time";
+    if (size_t pos = name.find(manual); pos != std::string::npos) {
+      name.erase(pos, manual.size());
     }
     return name;
   }
