@@ -106,6 +106,19 @@ TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
         << put.out;
     EXPECT_NE(put.out.find("on nodes 0, 1, 2"), std::string::npos) << put.out;
   }
+  // The summary counts what lies in children too: three million int64 list
+  // values (22.9 MiB) beside one million offsets and validity bits.
+  const std::string lists = tmp_ + "/lists.parquet";
+  Write("SELECT [i, i + 1, i + 2] AS l FROM range(1000000) t(i)", lists,
+        "FORMAT parquet");
+  Ran listed = Q({"put", lists, "lists"});
+  ASSERT_EQ(listed.code, 0) << listed.out;
+  const size_t rows_at = listed.out.find("put lists: 1000000 rows, ");
+  ASSERT_NE(rows_at, std::string::npos) << listed.out;
+  const double mib = std::strtod(listed.out.c_str() + rows_at + 25, nullptr);
+  EXPECT_NE(listed.out.find(" MiB in ", rows_at), std::string::npos) << listed.out;
+  EXPECT_GT(mib, 26.0) << listed.out;  // 22.9 values + 3.8 offsets + validity
+  EXPECT_LT(mib, 28.0) << listed.out;
   Ran ls = Q({"ls"});
   ASSERT_EQ(ls.code, 0) << ls.out;
   EXPECT_NE(ls.out.find("on nodes"), std::string::npos) << ls.out;

@@ -14,7 +14,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -340,22 +342,31 @@ int PutCommand(const Args& in) {
                 watched.failed() ? kExitBadInput : kExitFailed);
   }
   Status st = client.Publish(*table, name);
+  // What the table takes in cluster memory and where: every buffer, of
+  // children and dictionaries too, each counted once.
   uint64_t bytes = 0;
   std::vector<uint32_t> used;
-  auto batches = (*table)->ToRecordBatches();
-  for (const auto& b : batches.ok() ? *batches : std::vector<RecordBatchPtr>{}) {
-    for (int i = 0; i < b->num_columns(); ++i) {
-      for (const auto& buf : b->column(i)->data()->buffers) {
-        if (buf == nullptr) continue;
-        bytes += static_cast<uint64_t>(buf->size());
-        const auto* owner =
-            client.config().NodeOfAddress(reinterpret_cast<uint64_t>(buf->data()));
-        if (owner != nullptr &&
-            std::find(used.begin(), used.end(), owner->id) == used.end()) {
-          used.push_back(owner->id);
-        }
+  std::set<const uint8_t*> seen;
+  std::function<void(const ArrayData&)> count = [&](const ArrayData& data) {
+    for (const auto& buf : data.buffers) {
+      if (buf == nullptr || buf->size() == 0 || !seen.insert(buf->data()).second)
+        continue;
+      bytes += static_cast<uint64_t>(buf->size());
+      const auto* owner =
+          client.config().NodeOfAddress(reinterpret_cast<uint64_t>(buf->data()));
+      if (owner != nullptr &&
+          std::find(used.begin(), used.end(), owner->id) == used.end()) {
+        used.push_back(owner->id);
       }
     }
+    for (const auto& child : data.child_data) {
+      if (child != nullptr) count(*child);
+    }
+    if (data.dictionary != nullptr) count(*data.dictionary);
+  };
+  auto batches = (*table)->ToRecordBatches();
+  for (const auto& b : batches.ok() ? *batches : std::vector<RecordBatchPtr>{}) {
+    for (int i = 0; i < b->num_columns(); ++i) count(*b->column(i)->data());
   }
   const size_t chunks = batches.ok() ? batches->size() : 0;
   const int64_t rows = (*table)->num_rows();
