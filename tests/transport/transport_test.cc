@@ -96,6 +96,18 @@ ClientOptions WithMode(BodyMode mode) {
 
 // Reads a scan to its end and checks it against `expected`: the same rows,
 // in batches of at least `min_rows` but the last.
+// The server's counts once it has let go of what ended scans held: a scan's
+// thread is joined, and its bodies freed, after its last answer went out.
+Result<ServerStats> SettledStats(Client* client) {
+  ServerStats stats;
+  for (int i = 0; i < 500; ++i) {
+    QUIVER_ASSIGN_OR_RAISE(stats, client->Stats());
+    if (stats.scans == 0 && stats.pool_bytes_in_use == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return stats;
+}
+
 void ExpectScan(Client* client, const RecordBatchPtr& expected,
                 const ScanOptions& options) {
   ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", options));
@@ -129,7 +141,7 @@ TEST(Transport, EveryTypeArrivesEqualAsPackedBodiesAndAsAddresses) {
     options.min_rows = 1;  // one batch per chunk
     options.window_batches = 1;
     ExpectScan(client.get(), expected, options);
-    ASSERT_OK_AND_ASSIGN(auto stats, client->Stats());
+    ASSERT_OK_AND_ASSIGN(auto stats, SettledStats(client.get()));
     EXPECT_EQ(stats.pool_bytes_in_use, 0u);
     EXPECT_EQ(stats.scans, 0u);
   }
@@ -152,7 +164,7 @@ TEST(Transport, QueryErrorsComeBackFromInitScanAndEmptyResultsEndAtOnce) {
     EXPECT_NE(again.status().message().find("no such table"), std::string::npos)
         << i << ": " << again.status().ToString();
   }
-  ASSERT_OK_AND_ASSIGN(auto stats, client->Stats());
+  ASSERT_OK_AND_ASSIGN(auto stats, SettledStats(client.get()));
   EXPECT_EQ(stats.scans, 0u);
   ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("empty"));
   ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
@@ -213,12 +225,7 @@ TEST(Transport, FinalizeInTheMiddleGivesEveryBlockBack) {
       ASSERT_NE(first, nullptr);
     }
     ASSERT_OK(client->Finalize(scan));
-    ServerStats stats;
-    for (int i = 0; i < 200; ++i) {
-      ASSERT_OK_AND_ASSIGN(stats, client->Stats());
-      if (stats.pool_bytes_in_use == 0 && stats.scans == 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    ASSERT_OK_AND_ASSIGN(auto stats, SettledStats(client.get()));
     EXPECT_EQ(stats.pool_bytes_in_use, 0u);
     EXPECT_EQ(stats.scans, 0u);
   }
