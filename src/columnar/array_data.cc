@@ -72,4 +72,14 @@ bool ArrayData::IsValid(int64_t i) const {
   return bit_util::GetBit(buffers[0]->data(), offset + i);
 }
 
+void ForEachBuffer(const ArrayData& data, const std::function<void(const Buffer&)>& fn) {
+  for (const auto& b : data.buffers) {
+    if (b != nullptr && b->size() > 0) fn(*b);
+  }
+  for (const auto& c : data.child_data) {
+    if (c != nullptr) ForEachBuffer(*c, fn);
+  }
+  if (data.dictionary != nullptr) ForEachBuffer(*data.dictionary, fn);
+}
+
 }  // namespace quiver

@@ -94,8 +94,6 @@ ClientOptions WithMode(BodyMode mode) {
   return o;
 }
 
-// Reads a scan to its end and checks it against `expected`: the same rows,
-// in batches of at least `min_rows` but the last.
 // The server's counts once it has let go of what ended scans held: a scan's
 // thread is joined, and its bodies freed, after its last answer went out.
 Result<ServerStats> SettledStats(Client* client) {
@@ -108,6 +106,8 @@ Result<ServerStats> SettledStats(Client* client) {
   return stats;
 }
 
+// Reads a scan to its end and checks it against `expected`: the same rows,
+// in batches of at least `min_rows` but the last.
 void ExpectScan(Client* client, const RecordBatchPtr& expected,
                 const ScanOptions& options) {
   ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", options));

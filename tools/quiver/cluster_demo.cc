@@ -14,7 +14,6 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -139,20 +138,15 @@ Result<Sums> SumTable(const Table& t) {
 bool AllInCluster(const Table& t, memory::ClusterMap* map,
                   const memory::NodeConfig* node) {
   bool ok = true;
-  std::function<void(const ArrayData&)> visit = [&](const ArrayData& d) {
-    for (const auto& b : d.buffers) {
-      if (b == nullptr || b->size() == 0) continue;
-      if (map->RegionOf(b->data(), static_cast<uint64_t>(b->size())) == nullptr)
-        ok = false;
-      if (node != nullptr &&
-          !node->Contains(reinterpret_cast<uint64_t>(b->data()), b->size())) {
-        ok = false;
-      }
+  auto visit = [&](const Buffer& b) {
+    if (map->RegionOf(b.data(), static_cast<uint64_t>(b.size())) == nullptr) ok = false;
+    if (node != nullptr &&
+        !node->Contains(reinterpret_cast<uint64_t>(b.data()), b.size())) {
+      ok = false;
     }
-    for (const auto& c : d.child_data) visit(*c);
   };
   for (const auto& col : t.columns()) {
-    for (const auto& chunk : col->chunks()) visit(*chunk->data());
+    for (const auto& chunk : col->chunks()) ForEachBuffer(*chunk->data(), visit);
   }
   return ok;
 }

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <functional>
 
 #include "commands.h"
 #include "demo_duckdb.h"
@@ -43,20 +42,15 @@ std::string Megabytes(int64_t bytes) {
 // Counts the buffers of `table` and how many lie inside `input`.
 std::pair<int64_t, int64_t> CountAliasing(const Table& table, const Buffer& input) {
   int64_t total = 0, inside = 0;
-  std::function<void(const ArrayData&)> visit = [&](const ArrayData& d) {
-    for (const auto& b : d.buffers) {
-      if (b == nullptr || b->size() == 0) continue;
-      ++total;
-      inside += (b->data() >= input.data() &&
-                 b->data() + b->size() <= input.data() + input.size())
-                    ? 1
-                    : 0;
-    }
-    for (const auto& c : d.child_data) visit(*c);
-    if (d.dictionary) visit(*d.dictionary);
+  auto visit = [&](const Buffer& b) {
+    ++total;
+    inside +=
+        (b.data() >= input.data() && b.data() + b.size() <= input.data() + input.size())
+            ? 1
+            : 0;
   };
   for (const auto& col : table.columns()) {
-    for (const auto& chunk : col->chunks()) visit(*chunk->data());
+    for (const auto& chunk : col->chunks()) ForEachBuffer(*chunk->data(), visit);
   }
   return {total, inside};
 }

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -345,28 +344,19 @@ int PutCommand(const Args& in) {
   // What the table takes in cluster memory and where: every buffer, of
   // children and dictionaries too, each counted once.
   uint64_t bytes = 0;
-  std::vector<uint32_t> used;
+  std::set<uint32_t> used;
   std::set<const uint8_t*> seen;
-  std::function<void(const ArrayData&)> count = [&](const ArrayData& data) {
-    for (const auto& buf : data.buffers) {
-      if (buf == nullptr || buf->size() == 0 || !seen.insert(buf->data()).second)
-        continue;
-      bytes += static_cast<uint64_t>(buf->size());
-      const auto* owner =
-          client.config().NodeOfAddress(reinterpret_cast<uint64_t>(buf->data()));
-      if (owner != nullptr &&
-          std::find(used.begin(), used.end(), owner->id) == used.end()) {
-        used.push_back(owner->id);
-      }
-    }
-    for (const auto& child : data.child_data) {
-      if (child != nullptr) count(*child);
-    }
-    if (data.dictionary != nullptr) count(*data.dictionary);
+  auto count = [&](const Buffer& buf) {
+    if (!seen.insert(buf.data()).second) return;
+    bytes += static_cast<uint64_t>(buf.size());
+    const auto* owner =
+        client.config().NodeOfAddress(reinterpret_cast<uint64_t>(buf.data()));
+    if (owner != nullptr) used.insert(owner->id);
   };
   auto batches = (*table)->ToRecordBatches();
   for (const auto& b : batches.ok() ? *batches : std::vector<RecordBatchPtr>{}) {
-    for (int i = 0; i < b->num_columns(); ++i) count(*b->column(i)->data());
+    for (int i = 0; i < b->num_columns(); ++i)
+      ForEachBuffer(*b->column(i)->data(), count);
   }
   const size_t chunks = batches.ok() ? batches->size() : 0;
   const int64_t rows = (*table)->num_rows();
@@ -379,7 +369,6 @@ int PutCommand(const Args& in) {
   (void)client.Close();
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::sort(used.begin(), used.end());
   std::string where;
   for (uint32_t n : used) where += (where.empty() ? "" : ", ") + std::to_string(n);
   if (rows == 0) {

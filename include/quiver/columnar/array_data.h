@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -72,5 +73,10 @@ struct ArrayData {
   bool IsValid(int64_t i) const;
   bool IsNull(int64_t i) const { return !IsValid(i); }
 };
+
+// Calls `fn` for every non-empty buffer of `data`, of its children and of its
+// dictionary, recursively: all the memory an array references (a sliced
+// array's buffers whole).
+void ForEachBuffer(const ArrayData& data, const std::function<void(const Buffer&)>& fn);
 
 }  // namespace quiver

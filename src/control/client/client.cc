@@ -37,21 +37,14 @@ struct PinSet {
 
 // Every buffer the batch references (children and dictionaries included),
 // whole: a sliced array still seals the allocation it lies in.
-void CollectRanges(const ArrayData& d, std::vector<BufferRange>* out) {
-  for (const auto& b : d.buffers) {
-    if (b != nullptr && b->size() > 0) {
-      out->push_back(
-          {reinterpret_cast<uint64_t>(b->data()), static_cast<uint64_t>(b->size())});
-    }
-  }
-  for (const auto& c : d.child_data) CollectRanges(*c, out);
-  if (d.dictionary) CollectRanges(*d.dictionary, out);
-}
-
 std::vector<BufferRange> RangesOf(const RecordBatch& batch) {
   std::vector<BufferRange> out;
-  for (int i = 0; i < batch.num_columns(); ++i)
-    CollectRanges(*batch.column(i)->data(), &out);
+  for (int i = 0; i < batch.num_columns(); ++i) {
+    ForEachBuffer(*batch.column(i)->data(), [&](const Buffer& b) {
+      out.push_back(
+          {reinterpret_cast<uint64_t>(b.data()), static_cast<uint64_t>(b.size())});
+    });
+  }
   return out;
 }
 

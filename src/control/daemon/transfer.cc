@@ -53,9 +53,8 @@ class ChunkReader final : public RecordBatchReader {
  private:
   static uint64_t BytesOf(const ArrayData& a) {
     uint64_t n = 0;
-    for (const auto& b : a.buffers) n += b ? static_cast<uint64_t>(b->size()) : 0;
-    for (const auto& c : a.child_data) n += c ? BytesOf(*c) : 0;
-    return n + (a.dictionary ? BytesOf(*a.dictionary) : 0);
+    ForEachBuffer(a, [&](const Buffer& b) { n += static_cast<uint64_t>(b.size()); });
+    return n;
   }
 
   Node* node_;
