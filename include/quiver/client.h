@@ -44,6 +44,9 @@ class Core;
 namespace store {
 class ObjectStore;
 }  // namespace store
+namespace testing {
+struct ClientPeer;
+}  // namespace testing
 
 struct ClientOptions {
   std::string config_path;
@@ -225,7 +228,8 @@ class Client final : public memory::RemoteAllocator {
   Result<std::vector<RecordBatchPtr>> FetchFar(uint64_t id, uint32_t home,
                                                const std::string& descriptor);
 
-  friend class store::ObjectStore;  // works on the Client's sessions
+  friend class store::ObjectStore;    // works on the Client's sessions
+  friend struct testing::ClientPeer;  // tests look at the Core
 
   ClientOptions options_;
   std::shared_ptr<control::client::Core> core_;

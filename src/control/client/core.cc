@@ -215,8 +215,21 @@ std::shared_ptr<HeldPin> Core::AddPin(uint32_t owner, std::string handle, uint64
   p->chunk_ids = std::move(chunk_ids);
   p->ranges = std::move(ranges);
   std::lock_guard<std::mutex> lock(mu_);
+  if (pins_.size() >= pins_sweep_at_) SweepPinsLocked();
   pins_.push_back(p);
   return p;
+}
+
+size_t Core::tracked_pins() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pins_.size();
+}
+
+void Core::SweepPinsLocked() {
+  pins_.erase(std::remove_if(pins_.begin(), pins_.end(),
+                             [](const std::weak_ptr<HeldPin>& w) { return w.expired(); }),
+              pins_.end());
+  pins_sweep_at_ = std::max<size_t>(64, 2 * pins_.size());
 }
 
 void Core::QueueRelease(const std::shared_ptr<HeldPin>& pin) {
@@ -287,10 +300,7 @@ void Core::Reclaim() {
   std::vector<std::shared_ptr<HeldPin>> live;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    pins_.erase(
-        std::remove_if(pins_.begin(), pins_.end(),
-                       [](const std::weak_ptr<HeldPin>& w) { return w.expired(); }),
-        pins_.end());
+    SweepPinsLocked();
     for (auto& w : pins_) {
       if (auto p = w.lock()) live.push_back(p);
     }
@@ -337,6 +347,7 @@ int Core::Step() {
   std::set<uint32_t> owners;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    SweepPinsLocked();
     for (auto& w : pins_) {
       if (auto p = w.lock()) owners.insert(p->owner);
     }

@@ -75,6 +75,9 @@ class Core final : public memory::RemoteAllocator {
                                   std::vector<BufferRange> ranges);
   // Queues the release (from a destructor: never blocks).
   void QueueRelease(const std::shared_ptr<HeldPin>& pin);
+  // How many pins are tracked: those held, and released ones not swept yet
+  // (at most as many again, or 64).
+  size_t tracked_pins();
 
   // Sends everything queued now and waits for the answers.
   Status Drain();
@@ -120,7 +123,12 @@ class Core final : public memory::RemoteAllocator {
   std::map<uint32_t, std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>>> allocs_;
   std::map<uint32_t, std::vector<uint64_t>> free_queue_;
   std::vector<std::shared_ptr<HeldPin>> release_queue_;
+  // Every pin held (expired ones are dropped when the list has doubled
+  // since the last sweep: a long-lived client's list stays as long as what
+  // it holds, not as what it ever got).
   std::vector<std::weak_ptr<HeldPin>> pins_;
+  size_t pins_sweep_at_ = 64;
+  void SweepPinsLocked();
   FarReader far_{this, this};
   std::mutex send_mu_;  // one sender of the queues at a time
   std::thread thread_;
