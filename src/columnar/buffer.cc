@@ -1,6 +1,7 @@
 #include "quiver/columnar/buffer.h"
 
 #include <cstdlib>
+#include <new>
 
 namespace quiver {
 
@@ -12,11 +13,45 @@ class ViewBuffer final : public Buffer {
              std::shared_ptr<const void> owner)
       : Buffer(data, size, is_mutable, std::move(owner)) {}
 };
+
+// The views of one WrapAll, in one allocation.
+class ViewBlock {
+ public:
+  explicit ViewBlock(size_t n)
+      : views_(static_cast<ViewBuffer*>(::operator new(n * sizeof(ViewBuffer)))) {}
+  ~ViewBlock() {
+    for (size_t i = made_; i-- > 0;) views_[i].~ViewBuffer();
+    ::operator delete(views_);
+  }
+  ViewBlock(const ViewBlock&) = delete;
+  ViewBlock& operator=(const ViewBlock&) = delete;
+  ViewBuffer* Add(const uint8_t* data, int64_t size,
+                  const std::shared_ptr<const void>& owner) {
+    return new (&views_[made_++]) ViewBuffer(data, size, false, owner);
+  }
+
+ private:
+  ViewBuffer* views_;
+  size_t made_ = 0;
+};
 }  // namespace
 
 std::shared_ptr<Buffer> Buffer::Wrap(const uint8_t* data, int64_t size,
                                      std::shared_ptr<const void> owner) {
   return std::make_shared<ViewBuffer>(data, size, false, std::move(owner));
+}
+
+std::vector<std::shared_ptr<Buffer>> Buffer::WrapAll(
+    const std::vector<std::pair<const uint8_t*, int64_t>>& views,
+    const std::shared_ptr<const void>& owner) {
+  std::vector<std::shared_ptr<Buffer>> out;
+  if (views.empty()) return out;
+  out.reserve(views.size());
+  auto block = std::make_shared<ViewBlock>(views.size());
+  for (const auto& [data, size] : views) {
+    out.emplace_back(block, block->Add(data, size, owner));
+  }
+  return out;
 }
 
 std::shared_ptr<Buffer> Buffer::WrapMutable(uint8_t* data, int64_t size,

@@ -239,25 +239,34 @@ Status ObjectTable::Abort(SessionId session, const ObjectId& id) {
 }
 
 Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
-                                               const std::vector<ObjectId>& ids) {
+                                               const std::vector<ObjectId>& ids,
+                                               bool unless_creating) {
   std::unique_lock<std::mutex> lock(mu_);
   std::map<ObjectId, std::string> lost;
-  // Spilled objects come back first, their files read without the mutex;
-  // an eviction meanwhile may take one of the others: then again.
-  for (int round = 0;; ++round) {
-    bool spilled = false;
-    restored_cv_.wait(lock, [&] {
-      spilled = false;
-      for (const ObjectId& id : ids) {
-        auto it = entries_.find(id);
-        if (it == entries_.end()) continue;
-        if (it->second.restoring != 0) return false;
-        spilled = spilled || it->second.state == ObjectState::kSpilled;
-      }
-      return true;
-    });
+  // One look-up per id: `at` keeps what it found (nullptr: not here) while
+  // the mutex is held. Spilled objects come back first, their files read
+  // without the mutex; an eviction meanwhile may take one of the others:
+  // then again.
+  std::vector<Entry*> at(ids.size());
+  bool creating = false;
+  for (int restores = 0;;) {
+    bool restoring = false, spilled = false;
+    creating = false;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      auto it = entries_.find(ids[k]);
+      Entry* e = it == entries_.end() ? nullptr : &it->second;
+      at[k] = e;
+      if (e == nullptr) continue;
+      restoring = restoring || e->restoring != 0;
+      spilled = spilled || e->state == ObjectState::kSpilled;
+      creating = creating || e->state == ObjectState::kCreating;
+    }
+    if (restoring) {
+      restored_cv_.wait(lock);
+      continue;
+    }
     if (!spilled) break;
-    if (round == 8) {
+    if (restores++ == 8) {
       return Status::OutOfMemory("Get at node ", node_, ": objects it restored were ",
                                  "evicted again before it could pin them; the store "
                                  "is too full for this batch");
@@ -265,11 +274,19 @@ Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
     QUIVER_RETURN_NOT_OK(RestoreAll(session, ids, &lock, &lost));
   }
   GetReply reply;
+  if (creating && unless_creating) {
+    reply.waiting = true;
+    return reply;
+  }
   std::vector<uint64_t> objects;
   std::vector<Entry*> pinned;
-  for (const ObjectId& id : ids) {
-    auto it = entries_.find(id);
-    if (it == entries_.end()) {
+  objects.reserve(ids.size());
+  pinned.reserve(ids.size());
+  reply.found.reserve(ids.size());
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const ObjectId& id = ids[k];
+    Entry* e = at[k];
+    if (e == nullptr) {
       auto l = lost.find(id);
       if (l != lost.end()) {
         reply.lost.emplace_back(id, l->second);
@@ -278,14 +295,13 @@ Result<ObjectTable::GetReply> ObjectTable::Get(SessionId session,
       }
       continue;
     }
-    const Entry& e = it->second;
-    if (e.state == ObjectState::kCreating) {
+    if (e->state == ObjectState::kCreating) {
       reply.creating.push_back(id);
       continue;
     }
-    reply.found.push_back({id, e.address, e.data_size, e.metadata_size});
-    objects.push_back(e.address);
-    pinned.push_back(&it->second);
+    reply.found.push_back({id, e->address, e->data_size, e->metadata_size});
+    objects.push_back(e->address);
+    pinned.push_back(e);
   }
   if (!objects.empty()) {
     QUIVER_ASSIGN_OR_RAISE(reply.pin, catalogue_->Pin(session, objects));
@@ -474,16 +490,6 @@ bool ObjectTable::Contains(const ObjectId& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(id);
   return it != entries_.end() && it->second.state != ObjectState::kCreating;
-}
-
-size_t ObjectTable::CountCreating(const std::vector<ObjectId>& ids) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  size_t n = 0;
-  for (const ObjectId& id : ids) {
-    auto it = entries_.find(id);
-    n += it != entries_.end() && it->second.state == ObjectState::kCreating;
-  }
-  return n;
 }
 
 std::vector<ObjectId> ObjectTable::TakeRemoved() {

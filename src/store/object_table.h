@@ -121,13 +121,17 @@ class ObjectTable {
     std::vector<ObjectId> missing;   // not here
     // Spilled, but unreadable (why): forgotten, like a deleted object.
     std::vector<std::pair<ObjectId, std::string>> lost;
-    Handle pin;  // valid when `found` is not empty
+    Handle pin;            // valid when `found` is not empty
+    bool waiting = false;  // `unless_creating` and one is: nothing else set
   };
   // Pins every sealed object of `ids` for the session, under one handle,
   // restoring spilled ones first. OutOfMemory when a spilled one finds no
   // room (it stays spilled); one whose file is unreadable or corrupt is
-  // `lost` (the store forgets it).
-  Result<GetReply> Get(SessionId session, const std::vector<ObjectId>& ids);
+  // `lost` (the store forgets it). With `unless_creating`, a batch of which
+  // one object is still being created here pins nothing and answers only
+  // `waiting` (the caller waits for the seal and asks again).
+  Result<GetReply> Get(SessionId session, const std::vector<ObjectId>& ids,
+                       bool unless_creating = false);
   // Lets go of a Get's pin (only the session that got it may).
   Status Release(SessionId session, const Handle& pin);
 
@@ -141,8 +145,6 @@ class ObjectTable {
   DeleteReply Delete(const std::vector<ObjectId>& ids);
 
   bool Contains(const ObjectId& id) const;  // sealed and here
-  // How many of `ids` are being created here (a Get waits for them).
-  size_t CountCreating(const std::vector<ObjectId>& ids) const;
   std::vector<ObjectListing> List() const;
   // Evicts (or spills) least recently used sealed objects no one pins until
   // `bytes` are freed or none is left to evict. Returns the bytes freed.

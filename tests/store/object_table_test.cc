@@ -319,6 +319,36 @@ TEST_F(ObjectTableTest, EventsAreNumberedAndResumable) {
   EXPECT_EQ(events[1].seq, 4u);
 }
 
+TEST_F(ObjectTableTest, AGetUnlessCreatingPinsNothingWhileOneIsBeingCreated) {
+  const SessionId w = Open(), r = Open(1);
+  const ObjectId a = ObjectId::FromName("a"), b = ObjectId::FromName("b");
+  const ObjectView va = Put(w, a, 100, 1);
+  ASSERT_OK(table_->Create(w, b, 50, 0).status());
+  // A waiting Get takes nothing while b is being created...
+  ASSERT_OK_AND_ASSIGN(auto wait, table_->Get(r, {a, b, a}, /*unless_creating=*/true));
+  EXPECT_TRUE(wait.waiting);
+  EXPECT_TRUE(wait.found.empty());
+  EXPECT_TRUE(wait.creating.empty());
+  EXPECT_EQ(cat_->PinsOf(va.address), 0u);
+  EXPECT_EQ(table_->Counters().hits, 0u);
+  // ...one that does not wait pins what is sealed (an id asked twice is
+  // found twice, pinned once) and names the other.
+  ASSERT_OK_AND_ASSIGN(auto now, table_->Get(r, {a, b, a}));
+  EXPECT_FALSE(now.waiting);
+  ASSERT_EQ(now.found.size(), 2u);
+  ASSERT_EQ(now.creating.size(), 1u);
+  EXPECT_EQ(now.creating[0], b);
+  EXPECT_EQ(cat_->PinsOf(va.address), 1u);
+  ASSERT_OK(table_->Release(r, now.pin));
+  EXPECT_EQ(cat_->PinsOf(va.address), 0u);
+  // Once b is sealed, the waiting Get pins both.
+  ASSERT_OK(table_->Seal(w, b));
+  ASSERT_OK_AND_ASSIGN(auto both, table_->Get(r, {a, b}, /*unless_creating=*/true));
+  EXPECT_FALSE(both.waiting);
+  EXPECT_EQ(both.found.size(), 2u);
+  ASSERT_OK(table_->Release(r, both.pin));
+}
+
 TEST_F(ObjectTableTest, ListShowsStatePinsAndLastUse) {
   const SessionId w = Open(), r = Open(1);
   const ObjectId a = ObjectId::FromName("a"), b = ObjectId::FromName("b");

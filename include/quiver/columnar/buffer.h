@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "quiver/columnar/memory_pool.h"
 #include "quiver/util/result.h"
@@ -30,6 +32,12 @@ class Buffer {
   // alive for as long as this Buffer lives.
   static std::shared_ptr<Buffer> Wrap(const uint8_t* data, int64_t size,
                                       std::shared_ptr<const void> owner = nullptr);
+  // Read-only views of many ranges, made with one allocation for all of
+  // them (a batch of objects read at once): each keeps every view of the
+  // batch, and `owner`, alive.
+  static std::vector<std::shared_ptr<Buffer>> WrapAll(
+      const std::vector<std::pair<const uint8_t*, int64_t>>& views,
+      const std::shared_ptr<const void>& owner);
   // A writable view of foreign memory; same lifetime rule as Wrap.
   static std::shared_ptr<Buffer> WrapMutable(uint8_t* data, int64_t size,
                                              std::shared_ptr<const void> owner = nullptr);

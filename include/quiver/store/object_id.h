@@ -45,8 +45,17 @@ class ObjectId {
     return v;
   }
 
-  bool operator==(const ObjectId& o) const { return bytes_ == o.bytes_; }
-  bool operator!=(const ObjectId& o) const { return bytes_ != o.bytes_; }
+  // Compared as words, inline (hash tables compare ids on every look-up).
+  bool operator==(const ObjectId& o) const {
+    uint64_t a[2], b[2];
+    uint32_t c, d;
+    std::memcpy(a, bytes_.data(), 16);
+    std::memcpy(b, o.bytes_.data(), 16);
+    std::memcpy(&c, bytes_.data() + 16, 4);
+    std::memcpy(&d, o.bytes_.data() + 16, 4);
+    return ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (c ^ d)) == 0;
+  }
+  bool operator!=(const ObjectId& o) const { return !(*this == o); }
   bool operator<(const ObjectId& o) const { return bytes_ < o.bytes_; }
 
  private:

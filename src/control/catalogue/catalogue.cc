@@ -446,7 +446,10 @@ void Catalogue::FreeRecord(uint64_t address) {
 // Pins
 
 Status Catalogue::PinLocked(Session* s, std::vector<uint64_t> objects, Handle* out) {
-  std::sort(objects.begin(), objects.end());
+  // Batches come mostly in address order already (objects created in turn).
+  if (!std::is_sorted(objects.begin(), objects.end())) {
+    std::sort(objects.begin(), objects.end());
+  }
   objects.erase(std::unique(objects.begin(), objects.end()), objects.end());
   std::vector<Object*> found;
   found.reserve(objects.size());
@@ -462,7 +465,7 @@ Status Catalogue::PinLocked(Session* s, std::vector<uint64_t> objects, Handle* o
     ++o->pins;
     o->recovered = false;
   }
-  SyncPinsLocked(objects);
+  SyncPinsLocked(objects, found);
   Handle h = Handle::Random();
   s->pins.emplace(h, std::move(objects));
   *out = h;
@@ -519,15 +522,23 @@ Status Catalogue::Release(SessionId session, const Handle& handle) {
 
 void Catalogue::UnpinLocked(const std::vector<uint64_t>& objects) {
   std::vector<uint64_t> held;
+  std::vector<Object*> found;
   held.reserve(objects.size());
+  found.reserve(objects.size());
   for (uint64_t a : objects) {
     auto o = objects_.find(a);
     if (o == objects_.end()) continue;
     --o->second.pins;
     held.push_back(a);
+    found.push_back(&o->second);
   }
-  SyncPinsLocked(held);
-  for (uint64_t a : held) MaybeFreeLocked(a);
+  SyncPinsLocked(held, found);
+  // Only unpinned ones may go; which, decided before any is freed.
+  std::vector<uint64_t> unpinned;
+  for (size_t k = 0; k < held.size(); ++k) {
+    if (found[k]->pins == 0) unpinned.push_back(held[k]);
+  }
+  for (uint64_t a : unpinned) MaybeFreeLocked(a);
 }
 
 // ---------------------------------------------------------------------------
@@ -559,15 +570,15 @@ Status Catalogue::SetTagLocked(uint64_t address, uint64_t bits, uint64_t mask) {
       .status();
 }
 
-void Catalogue::SyncPinsLocked(const std::vector<uint64_t>& objects) {
+void Catalogue::SyncPinsLocked(const std::vector<uint64_t>& objects,
+                               const std::vector<Object*>& found) {
   constexpr uint64_t kMask = tag::kPinMax << tag::kPinShift;
-  (void)allocator_->UpdateTags(objects, [&](size_t k, const memory::AllocationInfo&,
-                                            uint64_t* t) {
-    auto it = objects_.find(objects[k]);
-    const uint64_t bits = tag::WithPins(0, it == objects_.end() ? 0 : it->second.pins);
-    *t = (*t & ~kMask) | (bits & kMask);
-    return Status::OK();
-  });
+  (void)allocator_->UpdateTags(objects,
+                               [&](size_t k, const memory::AllocationInfo&, uint64_t* t) {
+                                 const uint64_t bits = tag::WithPins(0, found[k]->pins);
+                                 *t = (*t & ~kMask) | (bits & kMask);
+                                 return Status::OK();
+                               });
 }
 
 void Catalogue::MaybeFreeLocked(uint64_t address) {

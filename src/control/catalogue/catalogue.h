@@ -211,8 +211,10 @@ class Catalogue {
   Session* SessionLocked(SessionId id);
   Status SetTagLocked(uint64_t address, uint64_t tag_bits, uint64_t mask);
   // Writes each object's pin count into its region tag (what a restarted
-  // daemon reads), all under one hold of the allocator's lock.
-  void SyncPinsLocked(const std::vector<uint64_t>& objects);
+  // daemon reads), all under one hold of the allocator's lock; `found[k]`
+  // is the object at `objects[k]`.
+  void SyncPinsLocked(const std::vector<uint64_t>& objects,
+                      const std::vector<Object*>& found);
   // Frees the object if nothing holds it any more.
   void MaybeFreeLocked(uint64_t address);
   void FreeLocked(uint64_t address);

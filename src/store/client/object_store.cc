@@ -537,9 +537,10 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
       // The home answers what it found in the order asked: one walk pairs
       // each found record with its id.
       size_t next_found = 0;
-      std::vector<std::pair<ObjectId, PinCache::Entry>> keep;  // for the cache
-      std::vector<ObjectId> got;                               // now held
-      std::shared_ptr<Buffer> no_metadata;  // shared by objects without any
+      std::vector<size_t> readable;  // indices into `out` of objects now held
+      std::vector<std::pair<const uint8_t*, int64_t>> views;  // data, metadata
+      readable.reserve(found->size());
+      views.reserve(2 * found->size());
       for (size_t i : at[home]) {
         const ObjectId& id = ids[i];
         if (next_found < found->size() && (*found)[next_found].id == id) {
@@ -557,20 +558,9 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
             out[i].status = flushed;
             continue;
           }
-          out[i].data = Buffer::Wrap(p, static_cast<int64_t>(o.data_size), ref);
-          if (o.metadata_size > 0) {
-            out[i].metadata =
-                Buffer::Wrap(p + o.data_size, static_cast<int64_t>(o.metadata_size), ref);
-          } else {
-            if (!no_metadata) no_metadata = Buffer::Wrap(p, 0, ref);
-            out[i].metadata = no_metadata;
-          }
-          out[i].status = Status::OK();
-          if (s.cache->enabled()) {
-            keep.emplace_back(id, PinCache::Entry{home, link_epoch, epoch_before[home],
-                                                  ref, out[i].data, out[i].metadata});
-          }
-          got.push_back(id);
+          readable.push_back(i);
+          views.emplace_back(p, static_cast<int64_t>(o.data_size));
+          views.emplace_back(p + o.data_size, static_cast<int64_t>(o.metadata_size));
         } else if (auto l = lost.find(id); l != lost.end()) {
           s.Forget(id);
           out[i].status = Status::ObjectLost(l->second);
@@ -586,10 +576,26 @@ Result<std::vector<ObjectBuffer>> ObjectStore::Get(const std::vector<ObjectId>& 
           if (was_cached && missing.count(id)) todo.push_back(i);
         }
       }
+      // One allocation for the views of the whole batch.
+      auto buffers = Buffer::WrapAll(views, ref);
+      const bool caching = s.cache->enabled();
+      const uint64_t store_epoch = caching ? epoch_before[home] : 0;
+      std::vector<std::pair<ObjectId, PinCache::Entry>> keep;
+      if (caching) keep.reserve(readable.size());
+      for (size_t k = 0; k < readable.size(); ++k) {
+        ObjectBuffer& b = out[readable[k]];
+        b.status = Status::OK();
+        b.data = std::move(buffers[2 * k]);
+        b.metadata = std::move(buffers[2 * k + 1]);
+        if (caching) {
+          keep.emplace_back(b.id, PinCache::Entry{home, link_epoch, store_epoch, ref,
+                                                  b.data, b.metadata});
+        }
+      }
       if (!keep.empty()) s.cache->PutAll(std::move(keep));
-      if (!got.empty()) {
+      if (!readable.empty()) {
         std::lock_guard<std::mutex> lock(s.mu);
-        for (const ObjectId& id : got) s.held.emplace(id, ref);
+        for (size_t i : readable) s.held.emplace(ids[i], ref);
       }
       if (next_found != found->size()) {
         // Found objects out of the order asked, or never asked for.

@@ -28,14 +28,16 @@ void PinCache::PushNewestLocked(Slot* s) {
 }
 
 std::optional<PinCache::Entry> PinCache::Find(const ObjectId& id) {
-  return FindAll({id})[0];
+  auto found = FindAll({id});
+  return found.empty() ? std::nullopt : std::move(found[0]);
 }
 
 std::vector<std::optional<PinCache::Entry>> PinCache::FindAll(
     const std::vector<ObjectId>& ids) {
-  std::vector<std::optional<Entry>> out(ids.size());
+  std::vector<std::optional<Entry>> out;
   std::lock_guard<std::mutex> lock(mu_);
   if (slots_.empty()) return out;
+  out.resize(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
     auto it = slots_.find(ids[i]);
     if (it == slots_.end()) continue;
@@ -66,15 +68,26 @@ void PinCache::PutAll(std::vector<std::pair<ObjectId, Entry>> entries) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [id, e] : entries) {
     const uint64_t bytes = BytesOf(e);
-    EraseLocked(id, &dropped);
-    if (bytes > max_object_) continue;
-    while (bytes_ + bytes > limit_ && oldest_ != nullptr) {
-      EraseLocked(*oldest_->id, &dropped);
+    if (bytes > max_object_) {
+      EraseLocked(id, &dropped);
+      continue;
     }
-    auto [it, inserted] = slots_.emplace(id, Slot{std::move(e), bytes});
-    it->second.id = &it->first;
-    PushNewestLocked(&it->second);
+    // One look-up per entry: a slot already there is reused.
+    auto [it, inserted] = slots_.try_emplace(id);
+    Slot& slot = it->second;
+    if (!inserted) {
+      bytes_ -= slot.bytes;
+      UnlinkLocked(&slot);
+      dropped.push_back(std::move(slot.entry));
+    }
+    slot.entry = std::move(e);
+    slot.bytes = bytes;
+    slot.id = &it->first;
+    PushNewestLocked(&slot);
     bytes_ += bytes;
+    // The new slot is the newest and at most `max_object_ <= limit_`: the
+    // older ones go first, never it.
+    while (bytes_ > limit_ && oldest_ != &slot) EraseLocked(*oldest_->id, &dropped);
   }
 }
 

@@ -459,14 +459,13 @@ void HandleGet(Node& node, const CallPtr& call, std::string_view payload) {
   if (!parsed.ok()) return call->Fail(parsed.status());
   StoreService* svc = Svc(node);
   auto check = [svc, ids = std::move(*parsed)](const CallPtr& c, bool expired) {
-    if (!expired && (svc->table().CountCreating(ids) > 0 || svc->AnyPending(ids))) {
-      return false;
-    }
-    auto got = svc->table().Get(c->state().session, ids);
+    if (!expired && svc->AnyPending(ids)) return false;
+    auto got = svc->table().Get(c->state().session, ids, /*unless_creating=*/!expired);
     if (!got.ok()) {
       c->Fail(got.status());
       return true;
     }
+    if (got->waiting) return false;
     // Still on their way into the table: being created, not missing.
     auto& missing = got->missing;
     for (auto it = missing.begin(); it != missing.end();) {
