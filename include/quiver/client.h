@@ -222,6 +222,8 @@ class Client final : public memory::RemoteAllocator {
  private:
   Client() = default;
   Status SealRanges(const std::vector<control::BufferRange>& ranges, bool flush_remote);
+  Status PublishOnce(const std::vector<RecordBatchPtr>& batches, const std::string& name,
+                     const PublishOptions& options);
   Status PublishBatches(const std::vector<RecordBatchPtr>& batches,
                         const std::string& name, const PublishOptions& options);
   // A chunk homed outside this node's memory group, read over the transport.

@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <chrono>
+
 #include "cluster/cluster_util.h"
 #include "quiver/client.h"
 #include "quiver/columnar/builder.h"
@@ -217,6 +219,49 @@ TEST(ClusterTest, UnpublishedMemoryStaysUntilTheLastReaderGoes) {
   reader.Finish();
   EXPECT_TRUE(Eventually([&] { return UsedBytes(*cluster, 0) == baseline; }, 5000))
       << UsedBytes(*cluster, 0) << " vs " << baseline;
+}
+
+// Two publishers of one name on two nodes at the same instant: each home
+// registers its own chunk while telling the other, so each may find the
+// rival's first and both lose. They back off and try again: every round has
+// exactly one winner, whole, and the loser learns the name is taken.
+TEST(ClusterTest, RacingPublishersOfOneNameHaveExactlyOneWinner) {
+  auto cluster = Start(memory::BackingKind::kShm, 3);
+  ASSERT_NE(cluster, nullptr);
+  auto reader = Connect(cluster.get(), 2);
+  ASSERT_NE(reader, nullptr);
+  std::vector<Child> actors;
+  for (uint32_t node : {0u, 1u}) {
+    actors.push_back(testing::StartActor(*cluster, node, {}));
+    ASSERT_FALSE(actors.back().WaitForLine("ready", 30000).empty())
+        << actors.back().output();
+  }
+  auto reply = [](Child& a) {
+    const std::string line = a.WaitForLine("reply ", 30000);
+    const auto at = line.find("reply ");
+    return at == std::string::npos ? std::string("no reply") : line.substr(at + 6);
+  };
+  for (int round = 0; round < 30; ++round) {
+    const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count() +
+                    50;
+    ASSERT_TRUE(actors[0].Send("publish contested 1000 " + std::to_string(at)));
+    ASSERT_TRUE(actors[1].Send("publish contested 2000 " + std::to_string(at)));
+    const std::string ra = reply(actors[0]), rb = reply(actors[1]);
+    ASSERT_EQ((ra == "ok") + (rb == "ok"), 1)
+        << "round " << round << ": " << ra << " / " << rb;
+    const std::string& lost = ra == "ok" ? rb : ra;
+    EXPECT_EQ(lost.rfind("err Already exists", 0), 0u) << lost;
+    {
+      auto got = reader->Get("contested");
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_EQ((*got)->num_rows(), ra == "ok" ? 1000 : 2000);
+    }
+    Child& winner = ra == "ok" ? actors[0] : actors[1];
+    ASSERT_TRUE(winner.Send("unpublish contested"));
+    ASSERT_EQ(reply(winner), "ok");
+  }
 }
 
 TEST(ClusterTest, ZeroCopyGetInTheSameProcessPinsUntilArraysGo) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -182,6 +183,32 @@ Status Client::Seal(const Table& table) {
 
 Status Client::PublishBatches(const std::vector<RecordBatchPtr>& batches,
                               const std::string& name, const PublishOptions& options) {
+  // Two publishers racing for one name can both lose: each home registers
+  // its own chunks while telling the others, finds the rival's chunks
+  // first at some node, and takes its own back. When the name is then free
+  // at this node (a winner would be registered everywhere), the publish is
+  // tried again after a random pause that doubles each time, as colliding
+  // senders on a shared wire back off; one of the racers gets through and
+  // the other then finds the name taken.
+  constexpr int kRetries = 6;
+  std::mt19937_64 random(std::random_device{}());
+  for (int attempt = 0;; ++attempt) {
+    Status st = PublishOnce(batches, name, options);
+    if (!st.IsAlreadyExists() || attempt == kRetries) return st;
+    wire::LookupRequest look;
+    look.set_name(name);
+    wire::LookupReply found;
+    Status held =
+        core_->link(options_.node)
+            ->Call(control::rpc::Method::kLookup, look, &found, options_.call_timeout_ms);
+    if (!held.IsNotFound()) return st;  // taken (or this node cannot tell)
+    std::uniform_int_distribution<int> pause_us(500, 4000 << attempt);
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+  }
+}
+
+Status Client::PublishOnce(const std::vector<RecordBatchPtr>& batches,
+                           const std::string& name, const PublishOptions& options) {
   struct Planned {
     wire::Chunk chunk;
     std::vector<BufferRange> ranges;

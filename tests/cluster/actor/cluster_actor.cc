@@ -18,6 +18,12 @@
 //   put NAME TEXT                   (CreateAndSeal, metadata "m")
 //   get NAME TIMEOUT_MS SEED        ("reply ok HOME intact|corrupt"; held)
 //   table NAME                      (GetTable: "reply ok rows=R sum=S")
+// and two of tables:
+//   publish NAME ROWS AT_MS         (an int64 table 0..ROWS-1 in this node's
+//                                    memory, published when the wall clock
+//                                    reads AT_MS ms since the epoch)
+//   unpublish NAME
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +53,32 @@ std::string Err(const Status& st) {
 }
 
 int64_t Sum(const Table& t);
+
+// A table command (see the top of the file).
+std::string TableCommand(Client& c, const std::string& line) {
+  std::istringstream in(line);
+  std::string verb, name;
+  in >> verb >> name;
+  if (verb == "unpublish") {
+    Status st = c.Unpublish(name);
+    return st.ok() ? "ok" : Err(st);
+  }
+  int64_t rows = 0, at_ms = 0;
+  in >> rows >> at_ms;
+  Int64Builder b(c.local_pool());
+  Status st = b.Reserve(rows);
+  if (!st.ok()) return Err(st);
+  for (int64_t i = 0; i < rows; ++i) b.UnsafeAppend(i);
+  auto col = b.Finish();
+  if (!col.ok()) return Err(col.status());
+  auto batch = RecordBatch::FromArrays({"v"}, {*col});
+  if (!batch.ok()) return Err(batch.status());
+  const auto at = std::chrono::system_clock::time_point(std::chrono::milliseconds(at_ms));
+  while (std::chrono::system_clock::now() < at) {
+  }
+  st = c.Publish(*batch, name);
+  return st.ok() ? "ok" : Err(st);
+}
 
 // One object store command (see the top of the file).
 std::string StoreCommand(store::ObjectStore& objects, const std::string& line,
@@ -241,7 +273,9 @@ int main(int argc, char** argv) {
   while (std::fgets(line, sizeof(line), stdin) != nullptr) {
     std::string text(line);
     if (!text.empty() && text.back() == '\n') text.pop_back();
-    if (text != "sum" && text != "close") {
+    if (text.rfind("publish ", 0) == 0 || text.rfind("unpublish ", 0) == 0) {
+      std::printf("reply %s\n", TableCommand(*c, text).c_str());
+    } else if (text != "sum" && text != "close") {
       std::printf("reply %s\n", StoreCommand(objects, text, &store_held).c_str());
     } else if (std::string(line) == "sum\n" && held) {
       std::printf("resum sums=%" PRId64 "\n", Sum(*held));
