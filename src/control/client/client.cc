@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -191,7 +192,7 @@ Status Client::PublishBatches(const std::vector<RecordBatchPtr>& batches,
   // senders on a shared wire back off; one of the racers gets through and
   // the other then finds the name taken.
   constexpr int kRetries = 6;
-  std::mt19937_64 random(std::random_device{}());
+  std::optional<std::mt19937_64> random;  // seeded only when a retry needs it
   for (int attempt = 0;; ++attempt) {
     Status st = PublishOnce(batches, name, options);
     if (!st.IsAlreadyExists() || attempt == kRetries) return st;
@@ -202,8 +203,9 @@ Status Client::PublishBatches(const std::vector<RecordBatchPtr>& batches,
         core_->link(options_.node)
             ->Call(control::rpc::Method::kLookup, look, &found, options_.call_timeout_ms);
     if (!held.IsNotFound()) return st;  // taken (or this node cannot tell)
+    if (!random) random.emplace(std::random_device{}());
     std::uniform_int_distribution<int> pause_us(500, 4000 << attempt);
-    std::this_thread::sleep_for(std::chrono::microseconds(pause_us(random)));
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_us(*random)));
   }
 }
 
