@@ -236,19 +236,16 @@ TEST(ClusterTest, RacingPublishersOfOneNameHaveExactlyOneWinner) {
     ASSERT_FALSE(actors.back().WaitForLine("ready", 30000).empty())
         << actors.back().output();
   }
-  auto reply = [](Child& a) {
-    const std::string line = a.WaitForLine("reply ", 30000);
-    const auto at = line.find("reply ");
-    return at == std::string::npos ? std::string("no reply") : line.substr(at + 6);
-  };
   for (int round = 0; round < 30; ++round) {
     const auto at = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count() +
                     50;
+    // Both commands go out before either answer is awaited.
     ASSERT_TRUE(actors[0].Send("publish contested 1000 " + std::to_string(at)));
     ASSERT_TRUE(actors[1].Send("publish contested 2000 " + std::to_string(at)));
-    const std::string ra = reply(actors[0]), rb = reply(actors[1]);
+    const std::string ra = testing::ActorReply(actors[0]),
+                      rb = testing::ActorReply(actors[1]);
     ASSERT_EQ((ra == "ok") + (rb == "ok"), 1)
         << "round " << round << ": " << ra << " / " << rb;
     const std::string& lost = ra == "ok" ? rb : ra;
@@ -259,8 +256,7 @@ TEST(ClusterTest, RacingPublishersOfOneNameHaveExactlyOneWinner) {
       EXPECT_EQ((*got)->num_rows(), ra == "ok" ? 1000 : 2000);
     }
     Child& winner = ra == "ok" ? actors[0] : actors[1];
-    ASSERT_TRUE(winner.Send("unpublish contested"));
-    ASSERT_EQ(reply(winner), "ok");
+    ASSERT_EQ(testing::ActorDo(winner, "unpublish contested"), "ok");
   }
 }
 

@@ -240,6 +240,16 @@ Child StartActor(const control::LocalCluster& cluster, uint32_t node,
   return Child::Start(argv);
 }
 
+std::string ActorReply(Child& actor) {
+  const std::string line = actor.WaitForLine("reply ", 30000);
+  const auto at = line.find("reply ");
+  return at == std::string::npos ? "err no reply" : line.substr(at + 6);
+}
+
+std::string ActorDo(Child& actor, const std::string& command) {
+  return actor.Send(command) ? ActorReply(actor) : "err send";
+}
+
 std::unique_ptr<RawSession> RawSession::Open(const control::LocalCluster& cluster,
                                              uint32_t target, control::PeerRole role,
                                              uint32_t as_node, bool unix_socket,

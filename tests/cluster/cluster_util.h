@@ -92,6 +92,10 @@ uint64_t Scribble(Client* client, uint32_t node);
 // The actor program (tests/cluster/actor) as a client of `node`.
 Child StartActor(const control::LocalCluster& cluster, uint32_t node,
                  const std::vector<std::string>& args);
+// An actor's next answer ("ok ...", "err Code: ...", or "err no reply"
+// within 30 s); ActorDo sends `command` first.
+std::string ActorReply(Child& actor);
+std::string ActorDo(Child& actor, const std::string& command);
 
 // A session speaking the protocol directly, as a client of `as_node` (TLS
 // with that node's client certificate, or the node's Unix socket), or as a

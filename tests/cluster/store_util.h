@@ -35,11 +35,7 @@ struct Nodes {
   // The actor of node n runs `command`; returns its answer ("ok ...",
   // "err Code: ...").
   std::string Do(uint32_t n, const std::string& command) {
-    Child& a = actors[n - 1];
-    if (!a.Send(command)) return "err send";
-    std::string line = a.WaitForLine("reply ", 30000);
-    const auto at = line.find("reply ");
-    return at == std::string::npos ? "err no reply" : line.substr(at + 6);
+    return ActorDo(actors[n - 1], command);
   }
 };
 

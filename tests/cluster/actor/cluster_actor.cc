@@ -54,6 +54,15 @@ std::string Err(const Status& st) {
 
 int64_t Sum(const Table& t);
 
+// An int64 column "v" of 0..rows-1 built in `pool`.
+Result<RecordBatchPtr> Counting(MemoryPool* pool, int64_t rows) {
+  Int64Builder b(pool);
+  QUIVER_RETURN_NOT_OK(b.Reserve(rows));
+  for (int64_t i = 0; i < rows; ++i) b.UnsafeAppend(i);
+  QUIVER_ASSIGN_OR_RAISE(auto col, b.Finish());
+  return RecordBatch::FromArrays({"v"}, {col});
+}
+
 // A table command (see the top of the file).
 std::string TableCommand(Client& c, const std::string& line) {
   std::istringstream in(line);
@@ -65,18 +74,12 @@ std::string TableCommand(Client& c, const std::string& line) {
   }
   int64_t rows = 0, at_ms = 0;
   in >> rows >> at_ms;
-  Int64Builder b(c.local_pool());
-  Status st = b.Reserve(rows);
-  if (!st.ok()) return Err(st);
-  for (int64_t i = 0; i < rows; ++i) b.UnsafeAppend(i);
-  auto col = b.Finish();
-  if (!col.ok()) return Err(col.status());
-  auto batch = RecordBatch::FromArrays({"v"}, {*col});
+  auto batch = Counting(c.local_pool(), rows);
   if (!batch.ok()) return Err(batch.status());
   const auto at = std::chrono::system_clock::time_point(std::chrono::milliseconds(at_ms));
   while (std::chrono::system_clock::now() < at) {
   }
-  st = c.Publish(*batch, name);
+  Status st = c.Publish(*batch, name);
   return st.ok() ? "ok" : Err(st);
 }
 
@@ -227,12 +230,9 @@ int main(int argc, char** argv) {
   }
   RecordBatchPtr published;
   if (!publish.empty()) {
-    Int64Builder b(c->pool(owner == ~0u ? node : owner));
-    if (!b.Reserve(rows).ok()) return Die("reserve", Status::OutOfMemory("rows"));
-    for (int64_t i = 0; i < rows; ++i) b.UnsafeAppend(i);
-    auto col = b.Finish();
-    if (!col.ok()) return Die("build", col.status());
-    published = RecordBatch::FromArrays({"v"}, {*col}).ValueOrDie();
+    auto batch = Counting(c->pool(owner == ~0u ? node : owner), rows);
+    if (!batch.ok()) return Die("build", batch.status());
+    published = *batch;
     Status st = c->Publish(published, publish);
     if (!st.ok()) return Die("publish", st);
     std::printf("published %s\n", publish.c_str());
