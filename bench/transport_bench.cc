@@ -9,15 +9,18 @@
 //   BM_SerializedTcp/<rows %>/<cols %>   the same batches as an ordinary
 //       Arrow IPC stream over a TCP loopback socket (writer and reader of
 //       the columnar layer; 4 MiB socket buffers): serialising RPC done well
+//   BM_SerializedGrpc/<rows %>/<cols %>   the same stream by gRPC
+//       server-streaming in 4 MiB messages (bench/grpc_baseline.cc): the
+//       serialising RPC Thallus compared with
 //   BM_ScanBatch/<tls>/<K rows>, BM_SerializedTcpBatch/<K rows>   all rows
 //       and columns in batches of K*1024 rows, by the transport and by the
 //       serialising baseline (which coalesces to the same size)
 //   BM_RawUcx/<tls>   tagged sends of the scan's body sizes between two UCX
 //       workers, no Arrow at all: what the transport could reach
 //   BM_Memcpy   one copy of the scan's bytes
-//   BM_QueryUcx/<pct>, BM_QueryTcp/<pct>   end to end, DuckDB included: a
-//       query selecting pct% of a 4-column table, through the transport and
-//       through the serialising baseline
+//   BM_QueryUcx/<pct>, BM_QueryGrpc/<pct>, BM_QueryTcp/<pct>   end to end,
+//       DuckDB included: a query selecting pct% of a 4-column table, through
+//       the transport and through the serialising baselines
 //
 // The server side stands in for DuckDB with a reader of 2048-row slices
 // (DuckDB's chunk size), so the transport's own coalescing copy is counted.
@@ -45,6 +48,7 @@
 #include "quiver/columnar/ipc/writer.h"
 #include "quiver/transport/client.h"
 #include "quiver/transport/server.h"
+#include "serialized_baseline.h"
 #include "transport/ucx.h"
 
 namespace quiver {
@@ -127,6 +131,7 @@ int64_t BytesOf(const std::vector<RecordBatchPtr>& batches) {
 // a TCP server that answers a request line with an Arrow IPC stream.
 uint16_t g_ports[2] = {0, 0};
 uint16_t g_tcp_port = 0;
+uint16_t g_grpc_port = 0;
 int g_stop[2] = {-1, -1};
 pid_t g_servers[2] = {-1, -1};
 
@@ -163,33 +168,8 @@ void ServeTcp(int listener) {
     std::string request;
     char c;
     while (read(fd, &c, 1) == 1 && c != '\n') request += c;
-    int64_t batch_rows = 65536;
-    if (auto at = request.find(" batch="); at != std::string::npos) {
-      batch_rows = std::max<int64_t>(1, std::atoll(request.c_str() + at + 7));
-      request.resize(at);
-    }
-    auto reader = Serve(request);
     auto sink = io::FileOutputStream::FromFd(fd, /*owns_fd=*/true).ValueOrDie();
-    if (reader.ok()) {
-      auto writer = ipc::MakeWriter(ipc::IpcFormat::kStream, sink.get(),
-                                    (*reader)->schema(), ipc::IpcWriteOptions::Defaults())
-                        .ValueOrDie();
-      std::vector<RecordBatchPtr> group;
-      int64_t rows = 0;
-      auto flush = [&] {
-        if (group.empty()) return;
-        (void)writer->WriteRecordBatch(*ConcatenateBatches(group).ValueOrDie());
-        group.clear();
-        rows = 0;
-      };
-      while (auto b = (*reader)->Next().ValueOrDie()) {
-        rows += b->num_rows();
-        group.push_back(std::move(b));
-        if (rows >= batch_rows) flush();
-      }
-      flush();
-      (void)writer->Close();
-    }
+    (void)bench::WriteCoalescedStream(Serve, request, sink.get());
     (void)sink->Close();
   }
 }
@@ -216,7 +196,8 @@ Status StartServers() {
       o.ucx_transports = tls == 1 ? "tcp" : "";
       auto server = transport::Server::Start(
           o, [](const std::string& sql, const std::string&) { return Serve(sql); });
-      uint16_t ports[2] = {server.ok() ? (*server)->port() : uint16_t{0}, 0};
+      uint16_t ports[3] = {server.ok() ? (*server)->port() : uint16_t{0}, 0, 0};
+      std::unique_ptr<bench::GrpcBaselineServer> grpc;
       if (tls == 0) {
         int listener = socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in addr{};
@@ -229,6 +210,11 @@ Status StartServers() {
           ports[1] = ntohs(addr.sin_port);
           std::thread(ServeTcp, listener).detach();
         }
+        auto g = bench::GrpcBaselineServer::Start(Serve);
+        if (g.ok()) {
+          grpc = std::move(*g);
+          ports[2] = grpc->port();
+        }
       }
       if (write(port_pipe[1], ports, sizeof(ports)) != sizeof(ports)) _exit(1);
       char c;
@@ -240,13 +226,16 @@ Status StartServers() {
     close(stop_pipe[0]);
     g_stop[tls] = stop_pipe[1];
     g_servers[tls] = pid;
-    uint16_t ports[2] = {0, 0};
+    uint16_t ports[3] = {0, 0, 0};
     if (read(port_pipe[0], ports, sizeof(ports)) != sizeof(ports) || ports[0] == 0 ||
-        (tls == 0 && ports[1] == 0)) {
+        (tls == 0 && (ports[1] == 0 || ports[2] == 0))) {
       return Status::IOError("the transport server did not start");
     }
     g_ports[tls] = ports[0];
-    if (tls == 0) g_tcp_port = ports[1];
+    if (tls == 0) {
+      g_tcp_port = ports[1];
+      g_grpc_port = ports[2];
+    }
     close(port_pipe[0]);
   }
   return Status::OK();
@@ -414,6 +403,36 @@ void BM_SerializedTcp(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
+// The same stream as BM_SerializedTcp through gRPC server-streaming (4 MiB
+// messages over one kept channel): the serialising RPC Thallus measured
+// against.
+bench::GrpcBaselineClient* GrpcClient(benchmark::State& state) {
+  static auto client = bench::GrpcBaselineClient::Connect(g_grpc_port);
+  if (!client.ok()) {
+    state.SkipWithError(client.status().ToString().c_str());
+    return nullptr;
+  }
+  return client->get();
+}
+
+void BM_SerializedGrpc(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0)),
+            cols = static_cast<int>(state.range(1));
+  const std::string request =
+      "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols);
+  auto* client = GrpcClient(state);
+  if (client == nullptr) return;
+  int64_t batches = 0;
+  CpuPerBatch cpu(g_servers[0]);
+  for (auto _ : state) {
+    auto got = client->Fetch(request, &batches);
+    if (!got.ok()) return state.SkipWithError(got.status().ToString().c_str());
+    if (*got != Table()->num_rows() * rows / 100) return state.SkipWithError("rows lost");
+  }
+  cpu.Report(state, batches);
+  state.SetBytesProcessed(state.iterations() * BytesOf(Selection(rows, cols)));
+}
+
 // Batch size: every row and column in batches of K*1024 rows.
 void BM_ScanBatch(benchmark::State& state) {
   const int tls = static_cast<int>(state.range(0));
@@ -487,8 +506,21 @@ void BM_QueryTcp(benchmark::State& state) {
   state.counters["rows"] = static_cast<double>(want);
 }
 
+void BM_QueryGrpc(benchmark::State& state) {
+  const int64_t want = QueryRows(state.range(0));
+  auto* client = GrpcClient(state);
+  if (client == nullptr) return;
+  for (auto _ : state) {
+    auto got = client->Fetch(QuerySql(state.range(0)));
+    if (!got.ok()) return state.SkipWithError(got.status().ToString().c_str());
+    if (*got != want) return state.SkipWithError("rows lost");
+  }
+  state.counters["rows"] = static_cast<double>(want);
+}
+
 // Tagged sends of the same bytes in 64K-row bodies between two workers,
-// each progressed by its own thread.
+// each progressed by its own thread, into four receive buffers in turn (the
+// scan's window).
 void BM_RawUcx(benchmark::State& state) {
   const int tls = static_cast<int>(state.range(0));
   const auto chunks = Selection(100, 100);
@@ -500,7 +532,10 @@ void BM_RawUcx(benchmark::State& state) {
   auto a = transport::UcxWorker::Make(ctx).ValueOrDie();
   auto b = transport::UcxWorker::Make(ctx).ValueOrDie();
   ucp_ep_h ep = a->ConnectTo(b->Address().ValueOrDie()).ValueOrDie();
-  std::vector<uint8_t> src(static_cast<size_t>(body), 7);
+  // The whole selection's bytes, each body sent from its own place (as the
+  // scan reads every byte of the table once), not one body sent again and
+  // again from the cache.
+  std::vector<uint8_t> src(static_cast<size_t>(count * body), 7);
   std::vector<std::vector<uint8_t>> dst(4,
                                         std::vector<uint8_t>(static_cast<size_t>(body)));
   for (auto _ : state) {
@@ -525,8 +560,8 @@ void BM_RawUcx(benchmark::State& state) {
     std::deque<transport::UcxRequest> sends;
     for (int64_t i = 0; i < count; ++i) {
       ucp_request_param_t p{};
-      sends.emplace_back(
-          a->get(), ucp_tag_send_nbx(ep, src.data(), static_cast<size_t>(body), 1, &p));
+      sends.emplace_back(a->get(), ucp_tag_send_nbx(ep, src.data() + i * body,
+                                                    static_cast<size_t>(body), 1, &p));
       while (sends.size() >= 4) {
         a->Progress();
         while (!sends.empty() && sends.front().Check() != UCS_INPROGRESS)
@@ -574,6 +609,10 @@ void TcpArgs(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(BM_Scan)->Apply(ScanArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SerializedTcp)->Apply(TcpArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SerializedGrpc)
+    ->Apply(TcpArgs)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScanBatch)
     ->ArgsProduct({{0, 1}, {16, 64, 256, 1024}})
     ->UseRealTime()
@@ -597,6 +636,12 @@ BENCHMARK(BM_QueryTcp)
     ->Arg(100)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_QueryGrpc)
+    ->Arg(1)
+    ->Arg(10)
+    ->Arg(100)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RawUcx)->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Memcpy)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -609,14 +654,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "transport_bench: %s\n", st.ToString().c_str());
     return 1;
   }
-  const int rc =
-      quiver::bench::RunWithRatios(argc, argv,
-                                   {{"BM_Scan/2/0", "BM_SerializedTcp"},
-                                    {"BM_Scan/2/1/100/100", "BM_SerializedTcp/100/100"},
-                                    {"BM_Scan/0/0/100/100", "BM_RawUcx/0"},
-                                    {"BM_Scan/0/1/100/100", "BM_RawUcx/1"},
-                                    {"BM_RawUcx/0", "BM_Memcpy"},
-                                    {"BM_QueryUcx", "BM_QueryTcp", "time"}});
+  const int rc = quiver::bench::RunWithRatios(
+      argc, argv,
+      {{"BM_Scan/2/0", "BM_SerializedGrpc"},
+       {"BM_Scan/2/1/100/100", "BM_SerializedGrpc/100/100"},
+       {"BM_Scan/2/0", "BM_SerializedTcp"},
+       {"BM_Scan/2/1/100/100", "BM_SerializedTcp/100/100"},
+       {"BM_SerializedTcp/100/100", "BM_SerializedGrpc/100/100"},
+       {"BM_Scan/0/0/100/100", "BM_RawUcx/0"},
+       {"BM_Scan/0/1/100/100", "BM_RawUcx/1"},
+       {"BM_RawUcx/0", "BM_Memcpy"},
+       {"BM_QueryUcx", "BM_QueryGrpc", "time"},
+       {"BM_QueryUcx", "BM_QueryTcp", "time"}});
   quiver::StopServers();
   return rc;
 }

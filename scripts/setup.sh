@@ -23,6 +23,7 @@ debian_packages=(
   libprotobuf-dev protobuf-compiler                  # control protocol messages
   libssl-dev                                         # mutual TLS between nodes
   libucx-dev ucx-utils                               # the transport (UCX)
+  libgrpc++-dev                                      # the transport benchmark's gRPC baseline
   iproute2 procps                                    # multi-process tests
   gnuplot-nox                                        # quiver bench plots
   g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu    # compile the other flush paths

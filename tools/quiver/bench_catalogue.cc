@@ -86,7 +86,7 @@ std::vector<ProgramSpec> MakePrograms() {
        ""},
       {"transport",
        "Thallus (seeds/003): scans over UCX by body type, transport and selectivity, "
-       "beside serialised IPC over TCP, raw UCX and memcpy",
+       "beside serialised IPC over gRPC and TCP, raw UCX and memcpy",
        {min_time},
        {{"QUIVER_BENCH_QUICK", "1"}},
        40,
@@ -240,11 +240,14 @@ std::vector<Section> MakeSections() {
        "where one-sided reads win), shared memory and cma, or TCP only; by the "
        "share of rows and of columns selected. References of the same run: the "
        "same batches (coalesced to 64K rows alike) as an ordinary Arrow IPC stream "
-       "over a TCP loopback socket with 4 MiB buffers (serialising RPC done well, "
-       "stronger than Thallium or gRPC), and tagged sends of the same bytes "
-       "between two UCX workers of one process (what the transport could reach). "
+       "through gRPC server-streaming in 4 MiB messages (the serialising RPC "
+       "Thallus compared with; the bytes handed to gRPC without a protobuf copy) "
+       "and over a TCP loopback socket with 4 MiB buffers (serialising done as "
+       "well as this machine allows), and tagged sends of the same bytes, each "
+       "body from its own place, between two UCX workers of one process (what "
+       "the transport could reach). "
        "Queries end to end: DuckDB in the server process selects 1-100% of a "
-       "4-column table, through the transport and through the same IPC socket. "
+       "4-column table, through the transport, gRPC and the IPC socket. "
        "Far Get: `Client::Get` on a node of another memory group (the chunk's "
        "home daemon serves it over UCX into the reader's region) vs memcpy of "
        "the same bytes and vs SendTableFull of the same table.",
@@ -545,12 +548,30 @@ std::vector<FigureSpec> MakeFigures() {
          "transport", "BM_Scan/2/0/" + s + "/real_time", BytesPerSecond(),
          "serialised IPC over TCP", "BM_SerializedTcp/" + s + "/real_time",
          BytesPerSecond(), std::nullopt});
+    add({"thallus", "thallus/grpc/shm/" + s,
+         "scan over shared memory, " + rows + "% of rows, " + cols + "% of columns",
+         "transport", "BM_Scan/2/0/" + s + "/real_time", BytesPerSecond(),
+         "serialised IPC over gRPC", "BM_SerializedGrpc/" + s + "/real_time",
+         BytesPerSecond(), std::nullopt});
   }
+  add({"thallus", "thallus/grpc/tcp/100/100", "scan over TCP (UCX_TLS=tcp), all rows",
+       "transport", "BM_Scan/2/1/100/100/real_time", BytesPerSecond(),
+       "serialised IPC over gRPC", "BM_SerializedGrpc/100/100/real_time",
+       BytesPerSecond(), std::nullopt});
+  add({"thallus", "thallus/grpc/baseline", "serialised IPC over a tuned TCP socket",
+       "transport", "BM_SerializedTcp/100/100/real_time", BytesPerSecond(),
+       "the same over gRPC", "BM_SerializedGrpc/100/100/real_time", BytesPerSecond(),
+       std::nullopt});
   for (const char* pct : {"1", "10", "100"}) {
     add({"thallus", std::string("thallus/query/") + pct,
          std::string("query selecting ") + pct + "% of rows, DuckDB included",
          "transport", std::string("BM_QueryUcx/") + pct + "/real_time", Time("ms"),
          "the same over serialised IPC", std::string("BM_QueryTcp/") + pct + "/real_time",
+         Time("ms"), std::nullopt});
+    add({"thallus", std::string("thallus/grpc/query/") + pct,
+         std::string("query selecting ") + pct + "% of rows, DuckDB included",
+         "transport", std::string("BM_QueryUcx/") + pct + "/real_time", Time("ms"),
+         "the same over gRPC", std::string("BM_QueryGrpc/") + pct + "/real_time",
          Time("ms"), std::nullopt});
   }
   // One cluster, two kinds of node: Client::Get of a table whose memory the
