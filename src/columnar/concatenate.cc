@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "columnar/run_end_util.h"
 #include "columnar/view_util.h"
@@ -140,9 +141,19 @@ Result<std::shared_ptr<Buffer>> ConcatOffsets(const Inputs& in, std::vector<Span
       return Status::CapacityError("concatenated values exceed ", sizeof(O) * 8,
                                    "-bit offsets");
     }
+    // The source pointer and the shift are hoisted out of the loop (the
+    // writes to dst could alias d's fields otherwise), so it vectorises;
+    // unsigned arithmetic wraps where the old int64 sum was truncated.
+    using U = std::make_unsigned_t<O>;
+    const uint8_t* src = d->GetBuffer(1) + d->offset * static_cast<int64_t>(sizeof(O));
+    const U shift = static_cast<U>(base - first);
+    O* out_at = dst + pos;
     for (int64_t i = 0; i < d->length; ++i) {
-      dst[pos++] = static_cast<O>(OffsetAt<O>(*d, i) - first + base);
+      U v;
+      std::memcpy(&v, src + i * static_cast<int64_t>(sizeof(O)), sizeof(O));
+      out_at[i] = static_cast<O>(static_cast<U>(v + shift));
     }
+    pos += d->length;
     base += last - first;
   }
   dst[pos] = static_cast<O>(base);
