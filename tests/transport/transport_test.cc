@@ -231,5 +231,61 @@ TEST(Transport, FinalizeInTheMiddleGivesEveryBlockBack) {
   }
 }
 
+// A reader slower than the server: every batch must arrive as it was sent
+// (the server reuses a body's memory as soon as the client has read it, so
+// two bodies in the client's hands can come from one address), and the
+// client must hold no more than its window of bodies it has not consumed.
+TEST(Transport, ASlowReaderGetsEveryBatchRightAndHoldsOnlyItsWindow) {
+  constexpr int kBatches = 40;
+  constexpr int64_t kRows = 4096;
+  std::vector<RecordBatchPtr> batches;
+  for (int i = 0; i < kBatches; ++i) {
+    Int64Builder b;
+    ASSERT_OK(b.Reserve(kRows));
+    for (int64_t r = 0; r < kRows; ++r) b.UnsafeAppend(i * 1000000 + r);
+    ASSERT_OK_AND_ASSIGN(auto col, b.Finish());
+    ASSERT_OK_AND_ASSIGN(auto batch, RecordBatch::FromArrays({"v"}, {col}));
+    batches.push_back(batch);
+  }
+  ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.pool_size = 1 << 20;  // a few blocks, reused over and over
+  ASSERT_OK_AND_ASSIGN(
+      auto server, Server::Start(so, [&](const std::string&, const std::string&) {
+        return RecordBatchReader::FromBatches(batches[0]->schema(), batches);
+      }));
+  const std::string address = "127.0.0.1:" + std::to_string(server->port());
+  for (BodyMode mode : {BodyMode::kPacked, BodyMode::kAddresses}) {
+    SCOPED_TRACE(mode == BodyMode::kPacked ? "packed" : "addresses");
+    SystemMemoryPool pool;
+    ClientOptions co = WithMode(mode);
+    co.token.clear();
+    co.pool = &pool;
+    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(address, co));
+    ScanOptions scan_options;
+    scan_options.min_rows = kRows;
+    scan_options.window_batches = 4;
+    ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", scan_options));
+    ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+    const int64_t body = kRows * 8;
+    int got = 0;
+    for (;;) {
+      ASSERT_OK_AND_ASSIGN(auto b, reader->Next());
+      if (b == nullptr) break;
+      ASSERT_LT(got, kBatches);
+      EXPECT_TRUE(b->Equals(*batches[got])) << "batch " << got << " arrived as\n"
+                                            << b->ToString();
+      ++got;
+      b.reset();
+      // The bodies the client holds: the window's, and the one just read.
+      EXPECT_LE(pool.bytes_allocated(), (scan_options.window_batches + 1) * (body + 4096))
+          << "after batch " << got;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    EXPECT_EQ(got, kBatches);
+    ASSERT_OK(client->Finalize(scan));
+  }
+}
+
 }  // namespace
 }  // namespace quiver::transport
