@@ -72,6 +72,7 @@ ucs_status_t Client::Impl::OnMetadata(void* arg, const void* header, size_t head
 
 Client::Impl::~Impl() {
   if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
+  for (ucp_rkey_h k : in_place_rkeys_) ucp_rkey_destroy(k);
   CloseByForce(worker_.get(), {data_ep_, ep_});
   sends_.clear();
 }
@@ -207,11 +208,17 @@ Status Client::Impl::Connect(const std::string& address) {
   QUIVER_ASSIGN_OR_RAISE(data_ep_, worker_->ConnectTo(hello_.worker_address));
   st = ucp_ep_rkey_unpack(data_ep_, hello_.rkey.data(), &rkey_);
   if (st != UCS_OK) return UcxError(st, "unpacking the server's remote key");
+  for (const auto& range : hello_.in_place) {
+    ucp_rkey_h key = nullptr;
+    st = ucp_ep_rkey_unpack(data_ep_, range.rkey.data(), &key);
+    if (st != UCS_OK) return UcxError(st, "unpacking a remote key of the server");
+    in_place_rkeys_.push_back(key);
+  }
   switch (ModeFromEnvironment(options_.bodies)) {
     case BodyMode::kPacked:
       return Status::OK();
     case BodyMode::kAddresses:
-      addresses_from_ = 0;
+      addresses_from_ = in_place_from_ = 0;
       return Status::OK();
     case BodyMode::kMeasure:
       return Measure();
@@ -264,7 +271,7 @@ Status Client::Impl::Measure() {
   };
   std::vector<uint64_t> sizes;
   for (uint64_t s = 16 << 10; s <= largest; s *= 2) sizes.push_back(s);
-  std::vector<bool> read_wins;
+  std::vector<bool> read_wins, read_viable;
   for (uint64_t size : sizes) {
     double best_read = 1e30, best_send = 1e30;
     for (int round = 0; round < 3; ++round) {
@@ -297,10 +304,27 @@ Status Client::Impl::Measure() {
     // A clear win only: below the margin the two are a coin toss on a busy
     // machine, and a read costs the server memory held until free_data.
     read_wins.push_back(best_read < 0.8 * best_send);
+    // Where the server holds the bytes in place, the alternative to a read
+    // is a copy into its pool, then the send: reads win if they beat both
+    // (the copy timed here, as the server would make it).
+    double best_copy = 1e30;
+    std::vector<uint8_t> copy(size);
+    for (int round = 0; round < 3; ++round) {
+      auto t0 = Clock::now();
+      for (int j = 0; j < kInFlight; ++j) {
+        std::memcpy(copy.data(), buffers[j].data(), size);
+      }
+      best_copy = std::min(best_copy, seconds_since(t0));
+    }
+    read_viable.push_back(best_read < best_send + best_copy);
   }
   for (size_t i = sizes.size(); i-- > 0;) {
     if (!read_wins[i]) break;
     addresses_from_ = sizes[i];
+  }
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (!read_viable[i]) break;
+    in_place_from_ = sizes[i];
   }
   return Status::OK();
 }
@@ -317,6 +341,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address,
 Client::~Client() = default;
 
 uint64_t Client::addresses_from() const { return impl_->addresses_from_; }
+uint64_t Client::in_place_from() const { return impl_->in_place_from_; }
 
 Result<uint64_t> Client::InitScan(const std::string& sql, const ScanOptions& options) {
   wire::InitScan m;
@@ -326,6 +351,7 @@ Result<uint64_t> Client::InitScan(const std::string& sql, const ScanOptions& opt
   m.window_batches = options.window_batches;
   m.window_bytes = options.window_bytes;
   m.addresses_from = impl_->addresses_from_;
+  m.in_place_from = impl_->in_place_from_;
   std::string storage;
   QUIVER_ASSIGN_OR_RAISE(auto f, impl_->Call(wire::Kind::kInitScan, wire::Encode(m),
                                              wire::Kind::kScanReply, &storage));
@@ -364,6 +390,7 @@ Result<ServerStats> Client::Stats() {
   s.pool_bytes_in_use = r.pool_bytes_in_use;
   s.bodies_in_flight = r.bodies_in_flight;
   s.sends = r.sends;
+  s.bodies_in_place = r.bodies_in_place;
   return s;
 }
 

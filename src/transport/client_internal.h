@@ -7,7 +7,9 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "quiver/columnar/ipc/dissociated.h"
 #include "quiver/transport/client.h"
@@ -44,9 +46,28 @@ class Client::Impl {
   ucp_ep_h ep_ = nullptr;       // to the listener: control frames
   ucp_ep_h data_ep_ = nullptr;  // to the server's worker address: the data
   ucp_rkey_h rkey_ = nullptr;
+  std::vector<ucp_rkey_h> in_place_rkeys_;  // hello_.in_place's, in order
+
+  // Which memory the server registered holds [address, +length): 0 its
+  // pool, i + 1 the i-th range it serves in place; nothing if none does.
+  std::optional<size_t> RegistrationOf(uint64_t address, uint64_t length) const {
+    auto inside = [&](uint64_t base, uint64_t size) {
+      return address >= base && address - base <= size &&
+             length <= size - (address - base);
+    };
+    if (inside(hello_.pool_address, hello_.pool_length)) return 0;
+    for (size_t i = 0; i < hello_.in_place.size(); ++i) {
+      if (inside(hello_.in_place[i].address, hello_.in_place[i].length)) return i + 1;
+    }
+    return std::nullopt;
+  }
+  ucp_rkey_h RkeyOf(size_t registration) const {
+    return registration == 0 ? rkey_ : in_place_rkeys_[registration - 1];
+  }
   std::string failed_;  // why the endpoint failed, once it has
   wire::HelloReply hello_;
   uint64_t addresses_from_ = std::numeric_limits<uint64_t>::max();
+  uint64_t in_place_from_ = std::numeric_limits<uint64_t>::max();
   uint64_t next_request_ = 1;
   std::map<uint64_t, std::string> replies_;               // by request id
   std::map<uint64_t, std::deque<std::string>> metadata_;  // by scan

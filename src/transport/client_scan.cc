@@ -5,6 +5,7 @@
 // server's pool and its span fetched with one one-sided read, after which
 // the addresses go back at once in a free_data message (the server's
 // memory is no longer needed) and count as taken for the window.
+#include <algorithm>
 #include <cstring>
 
 #include "quiver/util/little_endian.h"
@@ -17,6 +18,10 @@ namespace dis = ipc::dissociated;
 namespace {
 
 constexpr size_t kMaxFreePerMessage = 8192;
+// Buffers of a type-1 body at most this far apart are fetched by one read
+// (the padding between a batch's buffers; more would read memory no
+// buffer of the body is in).
+constexpr uint64_t kReadGap = 64;
 
 class ScanReader final : public RecordBatchReader {
  public:
@@ -33,7 +38,7 @@ class ScanReader final : public RecordBatchReader {
     (void)impl_->worker_->ProgressUntil(
         [&] {
           for (Op& op : ops_) {
-            if (op.request.Check() == UCS_INPROGRESS) return false;
+            if (op.Check() == UCS_INPROGRESS) return false;
           }
           return true;
         },
@@ -49,10 +54,25 @@ class ScanReader final : public RecordBatchReader {
     enum Kind { kPacked, kList, kGet } kind = kPacked;
     UcxRequest request;
     uint64_t tag = 0;
-    std::shared_ptr<Buffer> buffer;  // the body, the list, or the fetched span
+    std::shared_ptr<Buffer> buffer;  // the body or the list
     std::shared_ptr<Buffer> list;    // kGet: the address list it serves
-    uint64_t low = 0;                // kGet: the span's first address
+    // kGet: one read per span of the server's memory the buffers lie in,
+    // each with its first address and the bytes it read.
+    std::vector<UcxRequest> reads;
+    std::vector<std::pair<uint64_t, std::shared_ptr<Buffer>>> spans;
     std::vector<uint64_t> addresses;
+
+    // In progress while any of its requests is; else the first failure.
+    ucs_status_t Check() {
+      ucs_status_t first = request.Check();
+      if (first == UCS_INPROGRESS) return first;
+      for (UcxRequest& r : reads) {
+        const ucs_status_t st = r.Check();
+        if (st == UCS_INPROGRESS) return st;
+        if (first == UCS_OK) first = st;
+      }
+      return first;
+    }
   };
 
   static ipc::IpcReadOptions IpcReadOptionsFor(MemoryPool* pool) {
@@ -127,7 +147,7 @@ Status ScanReader::TakeMessage() {
 
 // One operation done: a body to the reader, or a list to read from.
 Status ScanReader::Finished(Op& op) {
-  const ucs_status_t st = op.request.Check();
+  const ucs_status_t st = op.Check();
   if (st != UCS_OK) return UcxError(st, "receiving a body");
   switch (op.kind) {
     case Op::kPacked:
@@ -135,44 +155,66 @@ Status ScanReader::Finished(Op& op) {
       return reader_.OnBody(op.tag, std::move(op.buffer));
     case Op::kList: {
       QUIVER_ASSIGN_OR_RAISE(auto ranges, dis::DecodeAddressList(op.buffer->view()));
-      const wire::HelloReply& h = impl_->hello_;
-      uint64_t low = UINT64_MAX, high = 0;
+      // Each buffer must lie in memory the server registered: its pool, or
+      // a range it serves in place. Buffers of one registration that are
+      // close together are fetched by one read.
+      struct Piece {
+        uint64_t address, end;
+        size_t registration;
+      };
+      std::vector<Piece> pieces;
+      uint64_t total = 0;
       Op get;
       for (const auto& r : ranges) {
         if (r.length == 0) continue;
-        if (r.address < h.pool_address || r.address - h.pool_address > h.pool_length ||
-            r.length > h.pool_length - (r.address - h.pool_address)) {
+        const auto reg = impl_->RegistrationOf(r.address, r.length);
+        if (!reg.has_value()) {
           return Status::IOError("transport server sent address 0x", std::hex, r.address,
                                  " (", std::dec, r.length,
                                  " bytes), outside the memory it registered");
         }
-        low = std::min(low, r.address);
-        high = std::max(high, r.address + r.length);
+        pieces.push_back({r.address, r.address + r.length, *reg});
+        total += r.length;
         get.addresses.push_back(r.address);
       }
-      if (get.addresses.empty()) {  // every buffer empty: nothing to read,
+      if (pieces.empty()) {  // every buffer empty: nothing to read,
         return reader_.OnBody(op.tag, std::move(op.buffer));  // nothing to free
       }
-      if (high - low > impl_->options_.max_body_bytes) {
-        return Status::IOError("transport server sent a body spanning ", high - low,
+      if (total > impl_->options_.max_body_bytes) {
+        return Status::IOError("transport server sent a body of ", total,
                                " bytes, over the limit of ",
                                impl_->options_.max_body_bytes);
       }
+      std::sort(pieces.begin(), pieces.end(),
+                [](const Piece& a, const Piece& b) { return a.address < b.address; });
+      std::vector<Piece> runs;
+      for (const Piece& p : pieces) {
+        if (!runs.empty() && runs.back().registration == p.registration &&
+            p.address <= runs.back().end + kReadGap) {
+          runs.back().end = std::max(runs.back().end, p.end);
+        } else {
+          runs.push_back(p);
+        }
+      }
       get.kind = Op::kGet;
       get.tag = op.tag;
-      get.low = low;
       get.list = std::move(op.buffer);
-      QUIVER_ASSIGN_OR_RAISE(get.buffer, AllocateBuffer(static_cast<int64_t>(high - low),
-                                                        impl_->options_.pool));
-      ucp_request_param_t p{};
-      get.request = UcxRequest(impl_->worker_->get(),
-                               ucp_get_nbx(impl_->data_ep_, get.buffer->mutable_data(),
-                                           high - low, low, impl_->rkey_, &p));
+      for (const Piece& run : runs) {
+        QUIVER_ASSIGN_OR_RAISE(auto bytes,
+                               AllocateBuffer(static_cast<int64_t>(run.end - run.address),
+                                              impl_->options_.pool));
+        ucp_request_param_t p{};
+        get.reads.emplace_back(
+            impl_->worker_->get(),
+            ucp_get_nbx(impl_->data_ep_, bytes->mutable_data(), run.end - run.address,
+                        run.address, impl_->RkeyOf(run.registration), &p));
+        get.spans.emplace_back(run.address, std::move(bytes));
+      }
       ops_.push_back(std::move(get));
       return Status::OK();
     }
     case Op::kGet:
-      spans_[op.low] = op.buffer;
+      for (auto& [low, bytes] : op.spans) spans_[low] = std::move(bytes);
       to_free_.insert(to_free_.end(), op.addresses.begin(), op.addresses.end());
       return reader_.OnBody(op.tag, std::move(op.list));
   }
@@ -196,7 +238,7 @@ Status ScanReader::Pump() {
     if (ops_.size() == before) break;
   }
   for (size_t i = 0; i < ops_.size();) {
-    if (ops_[i].request.Check() == UCS_INPROGRESS) {
+    if (ops_[i].Check() == UCS_INPROGRESS) {
       ++i;
       continue;
     }
@@ -227,7 +269,7 @@ bool ScanReader::Ready() {
   if (!impl_->metadata_[scan_].empty() || impl_->scan_errors_.count(scan_) != 0)
     return true;
   for (Op& op : ops_) {
-    if (op.request.Check() != UCS_INPROGRESS) return true;
+    if (op.Check() != UCS_INPROGRESS) return true;
   }
   ucp_tag_recv_info_t info{};
   return ucp_tag_probe_nb(impl_->worker_->get(), 0, 0, /*remove=*/0, &info) != nullptr;
@@ -253,8 +295,14 @@ Result<RecordBatchPtr> ScanReader::Next() {
     QUIVER_RETURN_NOT_OK(Pump());
     QUIVER_ASSIGN_OR_RAISE(auto b, reader_.Next());
     for (uint64_t address : reader_.TakeAddressesToFree()) {
+      // The span the address was read into, if it is still listed (a span
+      // holds several buffers: the first of them already took it away).
       auto it = spans_.upper_bound(address);
-      if (it != spans_.begin()) spans_.erase(std::prev(it));
+      if (it == spans_.begin()) continue;
+      --it;
+      if (address - it->first < static_cast<uint64_t>(it->second->size())) {
+        spans_.erase(it);
+      }
     }
     if (b.has_value()) return *b;
     if (reader_.finished()) {

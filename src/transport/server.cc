@@ -77,6 +77,16 @@ Status Server::Impl::Start() {
   QUIVER_ASSIGN_OR_RAISE(uint8_t * probe,
                          pool_->Allocate(kProbeBytes, [] { return true; }));
   for (uint64_t i = 0; i < kProbeBytes; ++i) probe[i] = static_cast<uint8_t>(i * 131 + 7);
+  if (options_.in_place.size() > wire::kMaxInPlaceRanges) {
+    return Status::Invalid("transport server: ", options_.in_place.size(),
+                           " ranges served in place, over the limit of ",
+                           wire::kMaxInPlaceRanges);
+  }
+  for (const auto& r : options_.in_place) {
+    QUIVER_ASSIGN_OR_RAISE(
+        auto m, UcxMemory::Map(context_, const_cast<void*>(r.address), r.length));
+    in_place_.push_back(std::move(m));
+  }
 
   ucp_am_handler_param_t am{};
   am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -115,6 +125,7 @@ ServerStats Server::Impl::stats() const {
   std::lock_guard<std::mutex> lock(stats_mu_);
   ServerStats s = stats_;
   s.pool_bytes_in_use = pool_ ? pool_->bytes_in_use() - kProbeBytes : 0;
+  s.bodies_in_place = bodies_in_place_.load();
   return s;
 }
 
@@ -294,6 +305,9 @@ void Server::Impl::HandleFrame(Connection* c, std::string_view bytes) {
       r.probe_length = kProbeBytes;
       r.rkey = pool_->registration().packed_rkey();
       r.worker_address = std::move(*own_address);
+      for (const auto& m : in_place_) {
+        r.in_place.push_back({m->address(), m->length(), m->packed_rkey()});
+      }
       return Answer(c, wire::Kind::kHelloReply, f.request, wire::Encode(r));
     }
     case wire::Kind::kInitScan: {
@@ -357,6 +371,7 @@ void Server::Impl::HandleFrame(Connection* c, std::string_view bytes) {
       r.pool_bytes_in_use = st.pool_bytes_in_use;
       r.bodies_in_flight = st.bodies_in_flight;
       r.sends = st.sends;
+      r.bodies_in_place = st.bodies_in_place;
       return Answer(c, wire::Kind::kStatsReply, f.request, wire::Encode(r));
     }
     case wire::Kind::kProbe: {
@@ -452,17 +467,19 @@ void Server::Impl::OnFreeData(Connection* c, std::string_view body) {
   for (uint64_t a : *addresses) {
     auto it = c->addresses.find(a);
     if (it == c->addresses.end()) {
-      // An address of this pool no longer held is a late free of a scan
-      // already finalized (free_data and Finalize travel apart and may
-      // cross): nothing to do. Anything else was never given.
+      // An address of this server's memory no longer held is a late free
+      // of a scan already finalized (free_data and Finalize travel apart
+      // and may cross): nothing to do. Anything else was never given.
       if (a >= base && a - base < pool_->capacity()) continue;
+      if (InPlace(a, 1)) continue;
       AnswerError(c, 0, 0,
                   Status::Invalid("free_data names address 0x", std::hex, a,
                                   ", which is not in this server's memory"));
       return Close(c, "free_data of an address it was not given");
     }
-    std::shared_ptr<AddressedBody> body_rec = std::move(it->second);
-    c->addresses.erase(it);
+    std::shared_ptr<AddressedBody> body_rec = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) c->addresses.erase(it);
     if (--body_rec->remaining == 0) {
       auto s = scans_.find(body_rec->scan);
       if (s != scans_.end()) s->second->Release(1, body_rec->bytes);
@@ -547,7 +564,8 @@ bool Server::Impl::PumpScans() {
         rec->bytes = WindowBytes(m.out);
         for (const auto& r : ranges.ValueOrDie()) {
           if (r.length == 0) continue;
-          if (c->addresses.emplace(r.address, rec).second) ++rec->remaining;
+          c->addresses[r.address].push_back(rec);
+          ++rec->remaining;
         }
         if (rec->remaining == 0) s->Release(1, rec->bytes);
         SendTagged(c, m.out.tag, {}, std::move(m.out.body), nullptr);
@@ -620,7 +638,11 @@ void Server::Impl::EndScan(Scan* s) {
   if (c != connections_.end()) {
     c->second->scans.erase(s->id);
     for (auto it = c->second->addresses.begin(); it != c->second->addresses.end();) {
-      it = it->second->scan == s->id ? c->second->addresses.erase(it) : std::next(it);
+      auto& bodies = it->second;
+      for (auto b = bodies.begin(); b != bodies.end();) {
+        b = (*b)->scan == s->id ? bodies.erase(b) : std::next(b);
+      }
+      it = bodies.empty() ? c->second->addresses.erase(it) : std::next(it);
     }
   }
   auto it = scans_.find(s->id);

@@ -109,7 +109,11 @@ struct Connection {
   UcxRequest want_recv, free_recv;
   std::vector<uint8_t> want_buf, free_buf;
   std::set<uint64_t> scans;
-  std::unordered_map<uint64_t, std::shared_ptr<AddressedBody>> addresses;
+  // Each address given and not yet freed, with the bodies that gave it:
+  // bodies served in place may share addresses (two scans of one table);
+  // a free takes the oldest, and each body holds its memory, so memory
+  // named by an unfreed address is always held.
+  std::unordered_map<uint64_t, std::deque<std::shared_ptr<AddressedBody>>> addresses;
 };
 
 // A send in flight and what it reads from.
@@ -135,6 +139,10 @@ class Server::Impl {
 
   // server_scan.cc: the producer thread of one scan.
   void Produce(Scan* scan);
+  // [address, +length) lies inside one range of options_.in_place.
+  bool InPlace(uint64_t address, uint64_t length) const;
+  // `batch` (of `bytes`) goes to scan `s` as addresses of its own buffers.
+  bool ServesInPlace(const Scan& s, const RecordBatch& batch, uint64_t bytes) const;
 
  private:
   friend struct Callbacks;
@@ -164,6 +172,8 @@ class Server::Impl {
   std::shared_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;
   std::unique_ptr<BodyPool> pool_;
+  std::vector<std::unique_ptr<UcxMemory>> in_place_;  // options_.in_place, registered
+  std::atomic<uint64_t> bodies_in_place_{0};
   ucp_listener_h listener_ = nullptr;
   uint16_t port_ = 0;
   std::thread thread_;

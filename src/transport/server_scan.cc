@@ -1,6 +1,11 @@
 // A scan's producer thread: runs the query, coalesces its batches into
-// blocks of the registered pool, and hands the Dissociated IPC messages to
-// the progress thread within the window the client asked for.
+// blocks of the registered pool (or, for a client reading addresses, sends
+// a batch already in memory served in place as its own buffers), and hands
+// the Dissociated IPC messages to the progress thread within the window the
+// client asked for.
+#include <deque>
+#include <functional>
+
 #include "quiver/columnar/concatenate.h"
 #include "quiver/util/little_endian.h"
 #include "transport/server_internal.h"
@@ -62,7 +67,45 @@ void Push(Scan* s, Message m) {
   s->outbox.push_back(std::move(m));
 }
 
+// Every buffer of `a` (children and dictionary too), and no offset: the
+// IPC writer then sends the buffers as they are.
+bool WholeIn(const ArrayData& a, const std::function<bool(const Buffer&)>& in) {
+  if (a.offset != 0) return false;
+  for (const auto& b : a.buffers) {
+    if (b != nullptr && b->size() > 0 && !in(*b)) return false;
+  }
+  for (const auto& c : a.child_data) {
+    if (c != nullptr && !WholeIn(*c, in)) return false;
+  }
+  return a.dictionary == nullptr || WholeIn(*a.dictionary, in);
+}
+
 }  // namespace
+
+bool Server::Impl::InPlace(uint64_t address, uint64_t length) const {
+  for (const auto& m : in_place_) {
+    if (address >= m->address() && address - m->address() <= m->length() &&
+        length <= m->length() - (address - m->address())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Server::Impl::ServesInPlace(const Scan& s, const RecordBatch& batch,
+                                 uint64_t bytes) const {
+  if (in_place_.empty() || s.request.in_place_from == UINT64_MAX ||
+      bytes < s.request.in_place_from) {
+    return false;
+  }
+  auto in = [this](const Buffer& b) {
+    return InPlace(reinterpret_cast<uint64_t>(b.data()), static_cast<uint64_t>(b.size()));
+  };
+  for (const auto& column : batch.column_data()) {
+    if (!WholeIn(*column, in)) return false;
+  }
+  return true;
+}
 
 void Server::Impl::Produce(Scan* s) {
   auto reader = runner_(s->request.sql, s->request.dataset);
@@ -88,28 +131,92 @@ void Server::Impl::Produce(Scan* s) {
     QUIVER_ASSIGN_OR_RAISE(auto begin, writer->Begin());
     Push(s, Of(std::move(begin), nullptr));
     worker_->Wake();
+    // Writes `batch` (its body chosen by `chooser`) and hands its messages
+    // over within the window; each body keeps `block`.
+    auto send = [&](const RecordBatch& batch, const std::shared_ptr<Block>& block,
+                    dis::BodyChooser chooser) -> Status {
+      writer->set_body_chooser(std::move(chooser));
+      auto messages = writer->Write(batch);
+      writer->set_body_chooser(nullptr);
+      QUIVER_RETURN_NOT_OK(messages.status());
+      for (auto& m : *messages) {
+        if (m.tagged && !s->WaitForWindow(WindowBytes(m))) {
+          return Status::Cancelled("scan ", s->id, " cancelled");
+        }
+        Push(s, Of(std::move(m), block));
+        worker_->Wake();
+      }
+      return Status::OK();
+    };
+    // Batches taken from the query and not yet sent (the rest of one cut
+    // into pieces, or one that did not fit the last body).
+    std::deque<RecordBatchPtr> pending;
+    pending.push_back(std::move(*first));
+    auto take = [&]() -> Result<RecordBatchPtr> {
+      if (pending.empty()) return (*reader)->Next();
+      RecordBatchPtr b = std::move(pending.front());
+      pending.pop_front();
+      return b;
+    };
+    const uint64_t min_rows = std::max<uint64_t>(s->request.min_rows, 1);
     bool end = false;
-    bool first_pending = true;
     while (!end && !cancelled()) {
       std::vector<RecordBatchPtr> chunks;
-      int64_t rows = 0;
+      RecordBatchPtr in_place;
+      uint64_t rows = 0;
       uint64_t bytes = 64;
-      while (static_cast<uint64_t>(rows) < std::max<uint64_t>(s->request.min_rows, 1) &&
-             bytes < options_.max_batch_bytes) {
-        RecordBatchPtr b;
-        if (first_pending) {
-          b = std::move(*first);
-          first_pending = false;
-        } else {
-          QUIVER_ASSIGN_OR_RAISE(b, (*reader)->Next());
-        }
+      while (rows < min_rows && bytes < options_.max_batch_bytes) {
+        QUIVER_ASSIGN_OR_RAISE(RecordBatchPtr b, take());
         if (b == nullptr) {
           end = true;
           break;
         }
-        for (const auto& column : b->column_data()) bytes += ConcatenateBound(*column);
-        rows += b->num_rows();
+        uint64_t b_bytes = 0;
+        for (const auto& column : b->column_data()) b_bytes += ConcatenateBound(*column);
+        const bool whole = ServesInPlace(*s, *b, b_bytes);
+        if (!chunks.empty() && (whole || b_bytes > options_.max_batch_bytes)) {
+          pending.push_front(std::move(b));  // the next body's
+          break;
+        }
+        if (whole) {
+          in_place = std::move(b);
+          break;
+        }
+        if (b_bytes > options_.max_batch_bytes && b->num_rows() > 1) {
+          // Too big for one body: cut into pieces that fit, in order.
+          const auto n = static_cast<uint64_t>(b->num_rows());
+          const auto step = static_cast<int64_t>(
+              std::max<uint64_t>(1, n * options_.max_batch_bytes / b_bytes));
+          for (int64_t at = b->num_rows(); at > 0;) {
+            const int64_t from = (at - 1) / step * step;
+            pending.push_front(b->Slice(from, at - from));
+            at = from;
+          }
+          continue;
+        }
+        bytes += b_bytes;
+        rows += static_cast<uint64_t>(b->num_rows());
         chunks.push_back(std::move(b));
+      }
+      if (in_place != nullptr) {
+        // The body is the batch's own buffers: no block of the pool, and
+        // the batch (with whatever keeps its memory) held until freed.
+        auto block = std::make_shared<Block>();
+        block->batch = in_place;
+        QUIVER_RETURN_NOT_OK(send(*in_place, block, [this](const ipc::BatchPayload& p) {
+          dis::BodyChoice choice;  // packed (copied) unless all of it is in place
+          for (const auto& b : p.buffers) {
+            if (b != nullptr && b->size() > 0 &&
+                !InPlace(reinterpret_cast<uint64_t>(b->data()),
+                         static_cast<uint64_t>(b->size()))) {
+              return choice;
+            }
+          }
+          choice.type = dis::BodyType::kAddresses;
+          ++bodies_in_place_;
+          return choice;
+        }));
+        continue;
       }
       if (chunks.empty()) break;
       auto block = std::make_shared<Block>();
@@ -121,26 +228,19 @@ void Server::Impl::Produce(Scan* s) {
       chunks.clear();
       const uint64_t used = block->arena->used();
       const uint64_t addresses_from = s->request.addresses_from;
-      writer->set_body_chooser([&](const ipc::BatchPayload& payload) {
-        dis::BodyChoice choice;  // packed (copied) unless it is all in the block
-        if (!AllIn(payload, block->data, used)) return choice;
-        if (used >= addresses_from) {
-          choice.type = dis::BodyType::kAddresses;
-        } else {
-          choice.block = block->data;
-          choice.block_size = used;
-        }
-        return choice;
-      });
-      QUIVER_ASSIGN_OR_RAISE(auto messages, writer->Write(*block->batch));
-      writer->set_body_chooser(nullptr);
-      for (auto& m : messages) {
-        if (m.tagged && !s->WaitForWindow(WindowBytes(m))) {
-          return Status::Cancelled("scan ", s->id, " cancelled");
-        }
-        Push(s, Of(std::move(m), block));
-        worker_->Wake();
-      }
+      const uint8_t* data = block->data;
+      QUIVER_RETURN_NOT_OK(
+          send(*block->batch, block, [&](const ipc::BatchPayload& payload) {
+            dis::BodyChoice choice;  // packed (copied) unless it is all in the block
+            if (!AllIn(payload, data, used)) return choice;
+            if (used >= addresses_from) {
+              choice.type = dis::BodyType::kAddresses;
+            } else {
+              choice.block = data;
+              choice.block_size = used;
+            }
+            return choice;
+          }));
     }
     if (cancelled()) return Status::Cancelled("scan ", s->id, " cancelled");
     QUIVER_ASSIGN_OR_RAISE(auto last, writer->End());

@@ -143,8 +143,8 @@ Result<Hello> DecodeHello(std::string_view body) {
 }
 
 std::string Encode(const HelloReply& m) {
-  return Writer()
-      .Int(m.version)
+  Writer w;
+  w.Int(m.version)
       .Int(m.want_data)
       .Int(m.free_data)
       .Int(m.pool_address)
@@ -153,7 +153,9 @@ std::string Encode(const HelloReply& m) {
       .Int(m.probe_length)
       .Str(m.rkey)
       .Str(m.worker_address)
-      .Take();
+      .Int(static_cast<uint32_t>(m.in_place.size()));
+  for (const auto& r : m.in_place) w.Int(r.address).Int(r.length).Str(r.rkey);
+  return w.Take();
 }
 
 Result<HelloReply> DecodeHelloReply(std::string_view body) {
@@ -168,6 +170,25 @@ Result<HelloReply> DecodeHelloReply(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("probe_length", &m.probe_length));
   QUIVER_RETURN_NOT_OK(r.Str("rkey", kMaxRkey, &m.rkey));
   QUIVER_RETURN_NOT_OK(r.Str("worker_address", kMaxWorkerAddress, &m.worker_address));
+  uint32_t ranges = 0;
+  QUIVER_RETURN_NOT_OK(r.Int("in_place count", &ranges));
+  if (ranges > kMaxInPlaceRanges) {
+    return Status::Invalid("transport HelloReply: ", ranges,
+                           " ranges served in place, over the limit of ",
+                           kMaxInPlaceRanges);
+  }
+  for (uint32_t i = 0; i < ranges; ++i) {
+    HelloReply::Range range;
+    QUIVER_RETURN_NOT_OK(r.Int("in_place address", &range.address));
+    QUIVER_RETURN_NOT_OK(r.Int("in_place length", &range.length));
+    QUIVER_RETURN_NOT_OK(r.Str("in_place rkey", kMaxRkey, &range.rkey));
+    if (range.address + range.length < range.address) {
+      return Status::Invalid("transport HelloReply: the range served in place at 0x",
+                             std::hex, range.address, " (", std::dec, range.length,
+                             " bytes) wraps around");
+    }
+    m.in_place.push_back(std::move(range));
+  }
   QUIVER_RETURN_NOT_OK(r.End());
   if (m.pool_address + m.pool_length < m.pool_address ||
       m.probe_address < m.pool_address ||
@@ -187,6 +208,7 @@ std::string Encode(const InitScan& m) {
       .Int(m.window_batches)
       .Int(m.window_bytes)
       .Int(m.addresses_from)
+      .Int(m.in_place_from)
       .Take();
 }
 
@@ -199,6 +221,7 @@ Result<InitScan> DecodeInitScan(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("window_batches", &m.window_batches));
   QUIVER_RETURN_NOT_OK(r.Int("window_bytes", &m.window_bytes));
   QUIVER_RETURN_NOT_OK(r.Int("addresses_from", &m.addresses_from));
+  QUIVER_RETURN_NOT_OK(r.Int("in_place_from", &m.in_place_from));
   QUIVER_RETURN_NOT_OK(r.End());
   if (m.window_batches == 0 || m.window_bytes == 0) {
     return Status::Invalid("transport InitScan: a window of ", m.window_batches,
@@ -259,6 +282,7 @@ std::string Encode(const StatsReply& m) {
       .Int(m.scans)
       .Int(m.pool_bytes_in_use)
       .Int(m.bodies_in_flight)
+      .Int(m.bodies_in_place)
       .Int(m.sends)
       .Take();
 }
@@ -270,6 +294,7 @@ Result<StatsReply> DecodeStatsReply(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("scans", &m.scans));
   QUIVER_RETURN_NOT_OK(r.Int("pool_bytes_in_use", &m.pool_bytes_in_use));
   QUIVER_RETURN_NOT_OK(r.Int("bodies_in_flight", &m.bodies_in_flight));
+  QUIVER_RETURN_NOT_OK(r.Int("bodies_in_place", &m.bodies_in_place));
   QUIVER_RETURN_NOT_OK(r.Int("sends", &m.sends));
   QUIVER_RETURN_NOT_OK(r.End());
   return m;

@@ -25,12 +25,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "quiver/util/result.h"
 
 namespace quiver::transport::wire {
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;  // 2: HelloReply lists memory served in place
 constexpr unsigned kAmControl = 1;
 constexpr unsigned kAmMetadata = 2;
 
@@ -38,6 +39,8 @@ constexpr size_t kMaxToken = 4096;
 constexpr size_t kMaxSql = 1 << 20;
 constexpr size_t kMaxName = 4096;
 constexpr size_t kMaxRkey = 4096;
+// Ranges of memory besides the pool a server may serve type-1 bodies from.
+constexpr size_t kMaxInPlaceRanges = 64;
 constexpr size_t kMaxMessage = 1 << 16;
 constexpr size_t kMaxWorkerAddress = 1 << 16;
 
@@ -82,6 +85,14 @@ struct HelloReply {
   uint64_t probe_length = 0;
   std::string rkey;  // the pool's packed remote key (the spec's remote_handle)
   std::string worker_address;
+  // Memory besides the pool that type-1 bodies may point into (a node's
+  // regions, whose batches go out without a copy), each with its key.
+  struct Range {
+    uint64_t address = 0;
+    uint64_t length = 0;
+    std::string rkey;
+  };
+  std::vector<Range> in_place;
 };
 struct InitScan {
   std::string sql;
@@ -91,6 +102,9 @@ struct InitScan {
   uint64_t window_bytes = 0;
   uint64_t addresses_from = 0;  // bodies this large or larger go as type 1;
                                 // UINT64_MAX: never
+  // The same for a batch the server holds in memory it serves in place,
+  // where the alternative to a read is a copy and a send.
+  uint64_t in_place_from = 0;
 };
 struct ScanId {  // kScanReply, kFinalize
   uint64_t scan = 0;
@@ -112,6 +126,7 @@ struct StatsReply {
   uint64_t scans = 0;
   uint64_t pool_bytes_in_use = 0;
   uint64_t bodies_in_flight = 0;
+  uint64_t bodies_in_place = 0;
   uint64_t sends = 0;
 };
 struct Probe {

@@ -57,6 +57,53 @@ class FarCluster : public ::testing::Test {
   std::unique_ptr<control::LocalCluster> cluster_;
 };
 
+// A home's transport, asked with the cluster's transport token.
+Result<std::unique_ptr<transport::Client>> HomeTransport(const control::LocalCluster& c,
+                                                         uint32_t node) {
+  QUIVER_ASSIGN_OR_RAISE(std::string token,
+                         control::ReadTransportToken(c.config().credentials));
+  transport::ClientOptions co;
+  co.token = token;
+  co.bodies = transport::BodyMode::kPacked;  // no measuring: only Stats is asked
+  return transport::Client::Connect(c.config().FindNode(node)->transport, co);
+}
+
+// Both ways a chunk travels: as the addresses of its own buffers in the
+// home's region (a reader whose reads win; no copy at the home), and in
+// packed bodies copied at the home (as over TCP). The rows are the same.
+TEST_F(FarCluster, ChunksGoInPlaceToReadersOfAddressesAndPackedToOthers) {
+  const int rows = 1 << 20;
+  Child publisher = Publisher("both", rows);
+  ASSERT_OK_AND_ASSIGN(auto home, HomeTransport(*cluster_, 0));
+  struct Unset {
+    ~Unset() { unsetenv("QUIVER_TRANSPORT_BODIES"); }
+  } unset;  // also when an assertion ends the test early
+  for (const char* bodies : {"addresses", "packed"}) {
+    SCOPED_TRACE(bodies);
+    ASSERT_EQ(setenv("QUIVER_TRANSPORT_BODIES", bodies, 1), 0);
+    ASSERT_OK_AND_ASSIGN(auto before, home->Stats());
+    {
+      ASSERT_OK_AND_ASSIGN(auto client, Client::Connect({cluster_->config_path(), 1}));
+      ASSERT_OK_AND_ASSIGN(auto table, client->Get("both"));
+      EXPECT_EQ(Sum(*table), int64_t{rows} * (rows - 1) / 2);
+    }
+    ASSERT_OK_AND_ASSIGN(auto after, home->Stats());
+    EXPECT_EQ(after.bodies_in_place - before.bodies_in_place,
+              std::string(bodies) == "addresses" ? 1u : 0u);
+  }
+  // Nothing held at the home once the readers are done: no scan, no pool
+  // block, and the chunk's pin gone (the publisher may unpublish at once).
+  transport::ServerStats stats;
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_OK_AND_ASSIGN(stats, home->Stats());
+    if (stats.scans == 0 && stats.pool_bytes_in_use == 0) break;
+    usleep(20000);
+  }
+  EXPECT_EQ(stats.scans, 0u);
+  EXPECT_EQ(stats.pool_bytes_in_use, 0u);
+  publisher.Kill(SIGKILL);
+}
+
 TEST_F(FarCluster, AClientOfAnotherMemoryGroupGetsTheRowsIntoItsOwnRegion) {
   const int rows = 1 << 20;  // 8 MiB: several bodies of the home's transport
   Child publisher = Publisher("far", rows);
@@ -103,12 +150,7 @@ TEST_F(FarCluster, ReadersKilledMidTransferLeaveBothNodesAtTheirBaseline) {
   const int rows = 4 << 20;  // 32 MiB
   Child publisher = Publisher("big", rows);
   ASSERT_OK_AND_ASSIGN(auto client, Client::Connect({cluster_->config_path(), 1}));
-  ASSERT_OK_AND_ASSIGN(std::string token,
-                       control::ReadTransportToken(cluster_->config().credentials));
-  transport::ClientOptions co;
-  co.token = token;
-  ASSERT_OK_AND_ASSIGN(auto home, transport::Client::Connect(
-                                      cluster_->config().FindNode(0)->transport, co));
+  ASSERT_OK_AND_ASSIGN(auto home, HomeTransport(*cluster_, 0));
   auto usage = [&](uint32_t node) -> std::pair<uint64_t, uint64_t> {
     auto status = client->GetClusterStatus();
     EXPECT_TRUE(status.ok()) << status.status().ToString();

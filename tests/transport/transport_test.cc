@@ -12,6 +12,7 @@
 #include "quiver/columnar/concatenate.h"
 #include "quiver/transport/client.h"
 #include "quiver/transport/server.h"
+#include "transport/body_pool.h"
 
 namespace quiver::transport {
 namespace {
@@ -284,6 +285,57 @@ TEST(Transport, ASlowReaderGetsEveryBatchRightAndHoldsOnlyItsWindow) {
     }
     EXPECT_EQ(got, kBatches);
     ASSERT_OK(client->Finalize(scan));
+  }
+}
+
+// Batches whose buffers are all in memory the server serves in place (a
+// node's regions) go to a reader of addresses as their own buffers: no
+// block of the pool, one body for the whole batch; to a reader of packed
+// bodies they are copied as before, cut into bodies of the server's size.
+TEST(Transport, BatchesInMemoryServedInPlaceGoAsTheirOwnBuffers) {
+  const int64_t rows = 60000;
+  // Fixed width, strings, lists and nulls (no dictionaries: a concatenated
+  // dictionary stays where its input was).
+  auto source =
+      RandomBatch({int64(), utf8(), list(int32()), boolean(), float64()}, rows, 3)
+          .ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(auto arena, AllocateBuffer(64 << 20));
+  ArenaPool pool(arena->mutable_data(), static_cast<uint64_t>(arena->size()));
+  ASSERT_OK_AND_ASSIGN(auto in_arena, ConcatenateBatches({source}, &pool));
+  ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.pool_size = 16 << 20;
+  so.max_batch_bytes = 256 << 10;
+  so.in_place = {{arena->data(), static_cast<uint64_t>(arena->size())}};
+  ASSERT_OK_AND_ASSIGN(
+      auto server, Server::Start(so, [&](const std::string&, const std::string&) {
+        return RecordBatchReader::FromBatches(in_arena->schema(), {in_arena});
+      }));
+  const std::string address = "127.0.0.1:" + std::to_string(server->port());
+  for (BodyMode mode : {BodyMode::kAddresses, BodyMode::kPacked}) {
+    SCOPED_TRACE(mode == BodyMode::kPacked ? "packed" : "addresses");
+    ClientOptions co = WithMode(mode);
+    co.token.clear();
+    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(address, co));
+    const uint64_t before = server->stats().bodies_in_place;
+    ScanOptions scan_options;
+    scan_options.min_rows = uint64_t{1} << 40;  // as large as the server makes them
+    ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", scan_options));
+    ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+    ASSERT_OK_AND_ASSIGN(auto batches, reader->ReadAll());
+    ASSERT_OK_AND_ASSIGN(auto got, ConcatenateBatches(batches));
+    ASSERT_OK(got->ValidateFull());
+    EXPECT_TRUE(got->Equals(*source));
+    ASSERT_OK(client->Finalize(scan));
+    ASSERT_OK_AND_ASSIGN(auto settled, SettledStats(client.get()));
+    EXPECT_EQ(settled.pool_bytes_in_use, 0u);
+    if (mode == BodyMode::kAddresses) {
+      EXPECT_EQ(batches.size(), 1u);
+      EXPECT_EQ(server->stats().bodies_in_place, before + 1);
+    } else {
+      EXPECT_GT(batches.size(), 4u);  // cut to the server's body size
+      EXPECT_EQ(server->stats().bodies_in_place, before);
+    }
   }
 }
 

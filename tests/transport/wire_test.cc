@@ -19,9 +19,13 @@ TEST(TransportWire, EveryMessageRoundTripsAndEveryTruncationIsRefused) {
   reply.probe_length = 4096;
   reply.rkey = "key";
   reply.worker_address = "addr";
+  reply.in_place = {{1 << 30, 1 << 20, "k1"}, {2u << 30, 4096, "k2"}};
   const std::string body = Encode(reply);
   ASSERT_OK_AND_ASSIGN(auto back, DecodeHelloReply(body));
   EXPECT_EQ(Encode(back), body);
+  ASSERT_EQ(back.in_place.size(), 2u);
+  EXPECT_EQ(back.in_place[1].address, 2u << 30);
+  EXPECT_EQ(back.in_place[1].rkey, "k2");
   for (size_t n = 0; n < body.size(); ++n) {
     auto st = DecodeHelloReply(body.substr(0, n)).status();
     EXPECT_TRUE(st.IsInvalid()) << n;
@@ -61,6 +65,19 @@ TEST(TransportWire, AProbeAreaOutsideThePoolIsRefused) {
   reply.probe_address = reply.pool_address;
   reply.probe_length = 0;
   EXPECT_TRUE(DecodeHelloReply(Encode(reply)).status().IsInvalid());
+}
+
+TEST(TransportWire, RangesServedInPlaceAreBoundedAndMayNotWrap) {
+  HelloReply reply;
+  reply.pool_length = 4096;
+  reply.in_place.assign(kMaxInPlaceRanges + 1, {1 << 20, 4096, "k"});
+  auto st = DecodeHelloReply(Encode(reply)).status();
+  EXPECT_NE(st.message().find("65 ranges served in place, over the limit of 64"),
+            std::string::npos)
+      << st.ToString();
+  reply.in_place = {{~uint64_t{0} - 10, 4096, "k"}};
+  st = DecodeHelloReply(Encode(reply)).status();
+  EXPECT_NE(st.message().find("wraps around"), std::string::npos) << st.ToString();
 }
 
 TEST(TransportWire, StringsLongerThanTheirLimitAreRefusedBeforeAnyCopy) {

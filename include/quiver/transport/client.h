@@ -70,6 +70,9 @@ class Client {
   Result<ServerStats> Stats();
   // Bodies at least this large come as addresses; UINT64_MAX: never.
   uint64_t addresses_from() const;
+  // The same for batches the server holds in memory it serves in place
+  // (a node's regions), where a read saves the server a copy.
+  uint64_t in_place_from() const;
 
   class Impl;
 

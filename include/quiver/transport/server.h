@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "quiver/columnar/record_batch.h"
 
@@ -46,6 +47,18 @@ struct ServerOptions {
   // UCX transports to use (UCX_TLS's syntax, e.g. "tcp"); empty: UCX's
   // choice (UCX_TLS if set).
   std::string ucx_transports;
+  // Memory besides the pool that bodies may be read from in place: a batch
+  // from the runner whose buffers all lie in one of these ranges goes, to a
+  // client that reads addresses, as the addresses of its own buffers, with
+  // no copy into the pool (the batch is held until the client frees them).
+  // Registered once at Start (a Quiver node's regions); the caller keeps
+  // the memory mapped while the server runs. Clients may read anywhere in
+  // these ranges: give only memory every client may see.
+  struct Range {
+    const void* address = nullptr;
+    uint64_t length = 0;
+  };
+  std::vector<Range> in_place;
 };
 
 struct ServerStats {
@@ -54,6 +67,7 @@ struct ServerStats {
   uint64_t pool_bytes_in_use = 0;
   uint64_t bodies_in_flight = 0;  // sent, not yet taken or freed by the client
   uint64_t sends = 0;             // UCX sends not yet complete
+  uint64_t bodies_in_place = 0;   // sent as addresses of the runner's own memory
 };
 
 class Server {

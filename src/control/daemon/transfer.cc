@@ -8,8 +8,11 @@
 // scan's duration the chunk's objects in this node's region are pinned by
 // the daemon's own session, so an unpublish and free cannot pull the memory
 // away mid-read; the batch is decoded from its descriptor over the mapped
-// regions and fully validated (the server reads its offsets to copy it),
-// then handed to the server in slices it coalesces into bodies.
+// regions and fully validated (its offsets are read before anyone copies
+// them), then handed to the server whole: to a reader of addresses it goes
+// as its own buffers' addresses in the regions (registered once, when the
+// server starts), and the pin lasts until the reader freed them; to others
+// it goes in packed bodies of up to kBodyBytes.
 #include <charconv>
 
 #include "control/daemon/log.h"
@@ -22,48 +25,33 @@ namespace quiver::control::daemon {
 namespace {
 
 constexpr std::string_view kChunkPrefix = "chunk:";
-// The bodies one scan coalesces to; the pool holds a window of them.
-constexpr uint64_t kSliceBytes = uint64_t{4} << 20;
+// The bodies one scan is cut into when it is copied (a client reading
+// addresses gets the chunk's own buffers instead); the pool holds a window
+// of them.
 constexpr uint64_t kBodyBytes = uint64_t{16} << 20;
 constexpr uint64_t kPoolBytes = uint64_t{96} << 20;
 
-// One chunk in slices of about kSliceBytes; the pin goes when it does.
+// The daemon's pin on a chunk's objects, released when the last buffer of
+// the batch decoded over them goes: a body served in place outlives the
+// scan that sent it until the client frees its addresses.
+struct ChunkPin {
+  Node* node;
+  SessionId session;
+  Handle pin;
+  ~ChunkPin() { (void)node->catalogue->Release(session, pin); }
+};
+
+// One chunk, as one batch (the transport server cuts it into bodies).
 class ChunkReader final : public RecordBatchReader {
  public:
-  ChunkReader(Node* node, SessionId session, Handle pin, RecordBatchPtr batch)
-      : node_(node), session_(session), pin_(pin), batch_(std::move(batch)) {
-    uint64_t bytes = 0;
-    for (const auto& a : batch_->column_data()) bytes += BytesOf(*a);
-    const auto rows = static_cast<uint64_t>(batch_->num_rows());
-    step_ = static_cast<int64_t>(
-        std::max<uint64_t>(1, bytes <= kSliceBytes ? rows : rows * kSliceBytes / bytes));
-  }
-  ~ChunkReader() override { (void)node_->catalogue->Release(session_, pin_); }
+  explicit ChunkReader(RecordBatchPtr batch) : batch_(std::move(batch)) {}
 
   SchemaPtr schema() const override { return batch_->schema(); }
-  Result<RecordBatchPtr> Next() override {
-    if (next_ >= batch_->num_rows() && !(next_ == 0 && first_)) return nullptr;
-    first_ = false;
-    const int64_t n = std::min(step_, batch_->num_rows() - next_);
-    auto slice = batch_->Slice(next_, n);
-    next_ += n;
-    return slice;
-  }
+  Result<RecordBatchPtr> Next() override { return std::exchange(batch_next_, nullptr); }
 
  private:
-  static uint64_t BytesOf(const ArrayData& a) {
-    uint64_t n = 0;
-    ForEachBuffer(a, [&](const Buffer& b) { n += static_cast<uint64_t>(b.size()); });
-    return n;
-  }
-
-  Node* node_;
-  SessionId session_;
-  Handle pin_;
   RecordBatchPtr batch_;
-  int64_t step_ = 1;
-  int64_t next_ = 0;
-  bool first_ = true;  // a chunk of no rows is still one (empty) batch
+  RecordBatchPtr batch_next_ = batch_;
 };
 
 Result<uint64_t> ParseChunkId(const std::string& dataset) {
@@ -104,6 +92,7 @@ Result<std::shared_ptr<RecordBatchReader>> ServeChunk(Node* node, SessionId sess
   }
   QUIVER_ASSIGN_OR_RAISE(auto objects, node->directory->ObjectsOf({id}));
   QUIVER_ASSIGN_OR_RAISE(Handle pin, node->catalogue->Pin(session, objects));
+  auto hold = std::make_shared<ChunkPin>(ChunkPin{node, session, pin});
   auto reader = [&]() -> Result<std::shared_ptr<RecordBatchReader>> {
     auto mapped = [node](uint64_t address, uint64_t length) -> Status {
       if (node->map->RegionOf(reinterpret_cast<const void*>(address), length) ==
@@ -114,12 +103,11 @@ Result<std::shared_ptr<RecordBatchReader>> ServeChunk(Node* node, SessionId sess
       return Status::OK();
     };
     QUIVER_ASSIGN_OR_RAISE(auto batch,
-                           DecodeDescriptor(chunk.descriptor, mapped, nullptr));
+                           DecodeDescriptor(chunk.descriptor, mapped, std::move(hold)));
     QUIVER_RETURN_NOT_OK(batch->ValidateFull());
-    return std::make_shared<ChunkReader>(node, session, pin, std::move(batch));
+    return std::make_shared<ChunkReader>(std::move(batch));
   }();
   if (!reader.ok()) {
-    (void)node->catalogue->Release(session, pin);
     return reader.status().WithContext("chunk " + std::to_string(id) + " of '" +
                                        chunk.name + "'");
   }
@@ -143,6 +131,11 @@ Status StartTransfer(Node* node) {
   so.token = std::move(token);
   so.pool_size = kPoolBytes;
   so.max_batch_bytes = kBodyBytes;
+  // Readers that read addresses (cma here, RDMA elsewhere) get a chunk's
+  // buffers straight from the regions: the only copy is their read.
+  for (memory::RegionMapping* r : node->map->regions()) {
+    so.in_place.push_back({r->data(), r->data_size()});
+  }
   auto server = transport::Server::Start(
       so, [node, session](const std::string& sql, const std::string& dataset) {
         return ServeChunk(node, session, sql, dataset);
