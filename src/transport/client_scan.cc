@@ -2,7 +2,8 @@
 // arrives as active messages, bodies as tagged messages taken in whatever
 // order they come: a type-0 body is received straight into a buffer of the
 // client's pool; a type-1 body's address list is checked against the
-// server's pool and its span fetched with one one-sided read, after which
+// memory the server registered (its pool, the ranges it serves in place)
+// and fetched with one one-sided read per run of adjacent buffers, after which
 // the addresses go back at once in a free_data message (the server's
 // memory is no longer needed) and count as taken for the window.
 #include <algorithm>

@@ -24,6 +24,7 @@ namespace dis = ipc::dissociated;
 enum class Lie {
   kReservedTagBits,
   kAddressOutsideThePool,
+  kAddressPastAnInPlaceRange,  // starts inside a range it serves in place
   kBodyPastTheLimit,
   kGarbageMetadata
 };
@@ -35,6 +36,9 @@ class LyingServer {
     worker_ = UcxWorker::Make(context_).ValueOrDie();
     pool_.resize(1 << 20);
     memory_ = UcxMemory::Map(context_, pool_.data(), pool_.size()).ValueOrDie();
+    region_.resize(4096);
+    region_memory_ =
+        UcxMemory::Map(context_, region_.data(), region_.size()).ValueOrDie();
     ucp_am_handler_param_t am{};
     am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                     UCP_AM_HANDLER_PARAM_FIELD_ARG;
@@ -125,6 +129,8 @@ class LyingServer {
       r.probe_length = 4096;
       r.rkey = memory_->packed_rkey();
       r.worker_address = worker_->Address().ValueOrDie();
+      r.in_place = {{region_memory_->address(), region_memory_->length(),
+                     region_memory_->packed_rkey()}};
       return Control(wire::Kind::kHelloReply, f.request, wire::Encode(r));
     }
     if (f.kind == wire::Kind::kInitScan) {
@@ -140,9 +146,10 @@ class LyingServer {
     Int64Builder b;
     for (int64_t i = 0; i < 100; ++i) (void)b.Append(i);
     auto batch = RecordBatch::FromArrays({"x"}, {b.Finish().ValueOrDie()}).ValueOrDie();
-    const dis::BodyType type = lie_ == Lie::kAddressOutsideThePool
-                                   ? dis::BodyType::kAddresses
-                                   : dis::BodyType::kPacked;
+    const dis::BodyType type =
+        lie_ == Lie::kAddressOutsideThePool || lie_ == Lie::kAddressPastAnInPlaceRange
+            ? dis::BodyType::kAddresses
+            : dis::BodyType::kPacked;
     auto writer = dis::StreamWriter::Make(batch->schema(), type).ValueOrDie();
     Metadata(writer->Begin().ValueOrDie().metadata);
     auto messages = writer->Write(*batch).ValueOrDie();
@@ -156,6 +163,14 @@ class LyingServer {
         auto ranges = dis::DecodeAddressList(m.body).ValueOrDie();
         for (auto& r : ranges) {
           if (r.length != 0) r.address = memory_->address() + memory_->length() + 4096;
+        }
+        return Tagged(m.tag, dis::EncodeAddressList(ranges));
+      }
+      case Lie::kAddressPastAnInPlaceRange: {
+        Metadata(m.metadata);
+        auto ranges = dis::DecodeAddressList(m.body).ValueOrDie();
+        for (auto& r : ranges) {
+          if (r.length != 0) r.address = region_memory_->address() + 4096 - 8;
         }
         return Tagged(m.tag, dis::EncodeAddressList(ranges));
       }
@@ -174,6 +189,8 @@ class LyingServer {
   std::unique_ptr<UcxWorker> worker_;
   std::vector<uint8_t> pool_;
   std::unique_ptr<UcxMemory> memory_;
+  std::vector<uint8_t> region_;  // served "in place"
+  std::unique_ptr<UcxMemory> region_memory_;
   ucp_listener_h listener_ = nullptr;
   ucp_ep_h ep_ = nullptr, data_ep_ = nullptr;
   uint16_t port_ = 0;
@@ -194,13 +211,16 @@ TEST(TransportLyingServer, EveryLieIsAnErrorThatNamesIt) {
   for (const LieCase& c :
        {LieCase{Lie::kReservedTagBits, "reserved"},
         LieCase{Lie::kAddressOutsideThePool, "outside the memory it registered"},
+        LieCase{Lie::kAddressPastAnInPlaceRange, "outside the memory it registered"},
         LieCase{Lie::kBodyPastTheLimit, "exceeds the limit of 4096"},
         LieCase{Lie::kGarbageMetadata, "too small for a flatbuffer"}}) {
     SCOPED_TRACE(c.says);
     LyingServer server(c.lie);
     ClientOptions o;
     o.bodies =
-        c.lie == Lie::kAddressOutsideThePool ? BodyMode::kAddresses : BodyMode::kPacked;
+        c.lie == Lie::kAddressOutsideThePool || c.lie == Lie::kAddressPastAnInPlaceRange
+            ? BodyMode::kAddresses
+            : BodyMode::kPacked;
     o.max_body_bytes = 4096;
     o.timeout_ms = 10000;
     ASSERT_OK_AND_ASSIGN(
