@@ -48,6 +48,7 @@ namespace {
 
 constexpr char kMethod[] = "/quiver.bench.Baseline/Scan";
 constexpr size_t kMessageBytes = size_t{4} << 20;
+constexpr int kWindowBytes = 16 << 20;
 
 // Cuts the stream into messages of kMessageBytes, each sent once full. The
 // writer's bytes are copied once, into the message, which gRPC then owns.
@@ -147,6 +148,9 @@ class Server final : public GrpcBaselineServer {
   Status Start() {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    // Flow-control windows as large as a message from the start (gRPC's
+    // default starts at 64 KiB and grows with its bandwidth probe).
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kWindowBytes);
     builder.RegisterService(&service_);
     server_ = builder.BuildAndStart();
     if (server_ == nullptr || port_ == 0) {
@@ -274,6 +278,7 @@ Result<std::unique_ptr<GrpcBaselineServer>> GrpcBaselineServer::Start(
 Result<std::unique_ptr<GrpcBaselineClient>> GrpcBaselineClient::Connect(uint16_t port) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(2 * kMessageBytes));
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kWindowBytes);
   auto channel = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
                                            grpc::InsecureChannelCredentials(), args);
   if (!channel->WaitForConnected(std::chrono::system_clock::now() +
