@@ -1,5 +1,7 @@
 #include "control/client/far.h"
 
+#include <algorithm>
+
 #include "control/client/core.h"
 #include "control/tls/credentials.h"
 
@@ -100,6 +102,11 @@ Result<std::vector<RecordBatchPtr>> FarReader::Fetch(
         }
         co.timeout_ms = core_->options().call_timeout_ms;
         co.pool = &pool_;
+        // A chunk served in place comes as one body: as large as it is,
+        // bounded by the region it must land in.
+        if (const memory::NodeConfig* own = cfg.FindNode(core_->node())) {
+          co.max_body_bytes = std::max(co.max_body_bytes, own->size);
+        }
         auto client = transport::Client::Connect(node->transport, co);
         if (!client.ok()) {
           return client.status().WithContext("reaching node " + std::to_string(home_id) +
