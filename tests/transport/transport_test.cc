@@ -339,5 +339,106 @@ TEST(Transport, BatchesInMemoryServedInPlaceGoAsTheirOwnBuffers) {
   }
 }
 
+// Allocations from one arena, counted while alive: a batch built here is
+// in memory a server serves in place, and the count says when the server
+// let go of it.
+class CountingArena final : public MemoryPool {
+ public:
+  CountingArena(uint8_t* base, int64_t size) : cursor_(base), end_(base + size) {}
+  using MemoryPool::Allocate;
+  using MemoryPool::Free;
+  using MemoryPool::Reallocate;
+  Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto at = reinterpret_cast<uintptr_t>(cursor_);
+    at = (at + static_cast<uintptr_t>(alignment) - 1) &
+         ~(static_cast<uintptr_t>(alignment) - 1);
+    if (reinterpret_cast<uint8_t*>(at) + size > end_) return Status::OutOfMemory("arena");
+    *out = reinterpret_cast<uint8_t*>(at);
+    cursor_ = *out + size;
+    ++live_;
+    return Status::OK();
+  }
+  Status Reallocate(int64_t, int64_t, int64_t, uint8_t**) override {
+    return Status::NotImplemented("arena");
+  }
+  void Free(uint8_t*, int64_t, int64_t) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    --live_;
+  }
+  int64_t live() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return live_;
+  }
+  int64_t bytes_allocated() const override { return 0; }
+  int64_t max_memory() const override { return 0; }
+  int64_t total_bytes_allocated() const override { return 0; }
+  int64_t num_allocations() const override { return 0; }
+  std::string backend_name() const override { return "counting-arena"; }
+
+ private:
+  mutable std::mutex mu_;
+  uint8_t* cursor_;
+  uint8_t* end_;
+  int64_t live_ = 0;
+};
+
+// A batch served in place stays alive after its query is done while the
+// client has not read it, and is let go of once read to its end (its
+// addresses freed) or once the client goes away without reading: nothing
+// of the memory served in place stays held.
+TEST(Transport, ABatchServedInPlaceIsHeldUntilReadAndLetGoAfter) {
+  auto source = RandomBatch({int64(), utf8()}, 20000, 4).ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(auto memory, AllocateBuffer(16 << 20));
+  CountingArena arena(memory->mutable_data(), memory->size());
+  ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.in_place = {{memory->data(), static_cast<uint64_t>(memory->size())}};
+  ASSERT_OK_AND_ASSIGN(
+      auto server,
+      Server::Start(
+          so,
+          [&](const std::string&,
+              const std::string&) -> Result<std::shared_ptr<RecordBatchReader>> {
+            QUIVER_ASSIGN_OR_RAISE(auto batch, ConcatenateBatches({source}, &arena));
+            return RecordBatchReader::FromBatches(batch->schema(), {batch});
+          }));
+  const std::string address = "127.0.0.1:" + std::to_string(server->port());
+  auto wait_for = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 500 && !done(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return done();
+  };
+  for (bool read : {true, false}) {
+    SCOPED_TRACE(read ? "read to its end" : "client gone");
+    ClientOptions co = WithMode(BodyMode::kAddresses);
+    co.token.clear();
+    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(address, co));
+    const uint64_t before = server->stats().bodies_in_place;
+    ScanOptions scan_options;
+    scan_options.min_rows = uint64_t{1} << 40;
+    ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", scan_options));
+    // The body is made and its query done; the client has not read it.
+    ASSERT_TRUE(wait_for([&] { return server->stats().bodies_in_place == before + 1; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_GT(arena.live(), 0);
+    if (read) {
+      ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+      ASSERT_OK_AND_ASSIGN(auto batches, reader->ReadAll());
+      ASSERT_EQ(batches.size(), 1u);
+      EXPECT_TRUE(batches[0]->Equals(*source));
+      // Let go of when the client's free_data arrives, before any Finalize.
+      EXPECT_TRUE(wait_for([&] { return arena.live() == 0; }))
+          << arena.live() << " allocations still held after the read";
+      ASSERT_OK(client->Finalize(scan));
+    } else {
+      client.reset();  // let go of when the connection goes
+      EXPECT_TRUE(wait_for([&] { return arena.live() == 0; }))
+          << arena.live() << " allocations still held after the client went";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace quiver::transport
