@@ -68,6 +68,18 @@ Result<std::unique_ptr<transport::Client>> HomeTransport(const control::LocalClu
   return transport::Client::Connect(c.config().FindNode(node)->transport, co);
 }
 
+// A transport server's counts once it holds no scan and no pool block, or
+// after `tries` polls 20 ms apart.
+Result<transport::ServerStats> SettledStats(transport::Client* server, int tries) {
+  transport::ServerStats stats;
+  for (int i = 0; i < tries; ++i) {
+    QUIVER_ASSIGN_OR_RAISE(stats, server->Stats());
+    if (stats.scans == 0 && stats.pool_bytes_in_use == 0) break;
+    usleep(20000);
+  }
+  return stats;
+}
+
 // Both ways a chunk travels: as the addresses of its own buffers in the
 // home's region (a reader whose reads win; no copy at the home), and in
 // packed bodies copied at the home (as over TCP). The rows are the same.
@@ -93,12 +105,7 @@ TEST_F(FarCluster, ChunksGoInPlaceToReadersOfAddressesAndPackedToOthers) {
   }
   // Nothing held at the home once the readers are done: no scan, no pool
   // block, and the chunk's pin gone (the publisher may unpublish at once).
-  transport::ServerStats stats;
-  for (int i = 0; i < 200; ++i) {
-    ASSERT_OK_AND_ASSIGN(stats, home->Stats());
-    if (stats.scans == 0 && stats.pool_bytes_in_use == 0) break;
-    usleep(20000);
-  }
+  ASSERT_OK_AND_ASSIGN(auto stats, SettledStats(home.get(), 200));
   EXPECT_EQ(stats.scans, 0u);
   EXPECT_EQ(stats.pool_bytes_in_use, 0u);
   publisher.Kill(SIGKILL);
@@ -235,12 +242,7 @@ TEST_F(FarCluster, TheNodesTransportRefusesWhatIsNotAChunkRequest) {
   // After all that, the server holds nothing (a scan whose init failed is
   // gone: its client has no id to finalize it with) and still serves.
   // (A scan that ended is counted until its producer thread is joined.)
-  transport::ServerStats stats;
-  for (int i = 0; i < 100; ++i) {
-    ASSERT_OK_AND_ASSIGN(stats, c->Stats());
-    if (stats.scans == 0 && stats.pool_bytes_in_use == 0) break;
-    usleep(20000);
-  }
+  ASSERT_OK_AND_ASSIGN(auto stats, SettledStats(c.get(), 100));
   EXPECT_EQ(stats.scans, 0u);
   EXPECT_EQ(stats.pool_bytes_in_use, 0u);
   ASSERT_OK_AND_ASSIGN(auto client, Client::Connect({cluster_->config_path(), 1}));

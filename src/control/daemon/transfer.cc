@@ -41,19 +41,6 @@ struct ChunkPin {
   ~ChunkPin() { (void)node->catalogue->Release(session, pin); }
 };
 
-// One chunk, as one batch (the transport server cuts it into bodies).
-class ChunkReader final : public RecordBatchReader {
- public:
-  explicit ChunkReader(RecordBatchPtr batch) : batch_(std::move(batch)) {}
-
-  SchemaPtr schema() const override { return batch_->schema(); }
-  Result<RecordBatchPtr> Next() override { return std::exchange(batch_next_, nullptr); }
-
- private:
-  RecordBatchPtr batch_;
-  RecordBatchPtr batch_next_ = batch_;
-};
-
 Result<uint64_t> ParseChunkId(const std::string& dataset) {
   const std::string_view d = dataset;
   uint64_t id = 0;
@@ -105,7 +92,8 @@ Result<std::shared_ptr<RecordBatchReader>> ServeChunk(Node* node, SessionId sess
     QUIVER_ASSIGN_OR_RAISE(auto batch,
                            DecodeDescriptor(chunk.descriptor, mapped, std::move(hold)));
     QUIVER_RETURN_NOT_OK(batch->ValidateFull());
-    return std::make_shared<ChunkReader>(std::move(batch));
+    // One batch: the transport server cuts it into bodies where it must.
+    return RecordBatchReader::FromBatches(batch->schema(), {batch});
   }();
   if (!reader.ok()) {
     return reader.status().WithContext("chunk " + std::to_string(id) + " of '" +
