@@ -558,6 +558,12 @@ std::vector<FigureSpec> MakeFigures() {
        "transport", "BM_Scan/2/1/100/100/real_time", BytesPerSecond(),
        "serialised IPC over gRPC", "BM_SerializedGrpc/100/100/real_time",
        BytesPerSecond(), std::nullopt});
+  // The ceiling of any transport between processes that share no memory:
+  // it moves every byte at least once, so it cannot beat one memcpy of the
+  // scan's bytes. Beside gRPC, this bounds the ratio a scan can reach here.
+  add({"thallus", "thallus/grpc/memcpy-bound", "one memcpy of the scan's bytes (ceiling)",
+       "transport", "BM_Memcpy/real_time", BytesPerSecond(), "serialised IPC over gRPC",
+       "BM_SerializedGrpc/100/100/real_time", BytesPerSecond(), std::nullopt});
   add({"thallus", "thallus/grpc/baseline", "serialised IPC over a tuned TCP socket",
        "transport", "BM_SerializedTcp/100/100/real_time", BytesPerSecond(),
        "the same over gRPC", "BM_SerializedGrpc/100/100/real_time", BytesPerSecond(),
