@@ -18,23 +18,17 @@ Result<std::unique_ptr<BodyPool>> BodyPool::Make(std::shared_ptr<UcxContext> con
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   size = RoundUp(size == 0 ? page : size, page);
   std::unique_ptr<BodyPool> pool(new BodyPool());
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (p == MAP_FAILED) {
-    return Status::OutOfMemory("transport body pool of ", size,
-                               " bytes: mmap failed: ", std::strerror(errno));
-  }
-  pool->base_ = static_cast<uint8_t*>(p);
+  QUIVER_ASSIGN_OR_RAISE(pool->memory_, UcxMemory::Allocate(std::move(context), size));
+  pool->base_ = reinterpret_cast<uint8_t*>(pool->memory_->address());
   pool->size_ = size;
-  QUIVER_ASSIGN_OR_RAISE(pool->memory_, UcxMemory::Map(std::move(context), p, size));
+  // Faulted in now: never a page fault on a body's critical path, and on
+  // RDMA hardware pinning costs far more for pages not yet present.
+  std::memset(pool->base_, 0, size);
   pool->free_.emplace(0, size);
   return pool;
 }
 
-BodyPool::~BodyPool() {
-  memory_.reset();
-  if (base_ != nullptr) munmap(base_, size_);
-}
+BodyPool::~BodyPool() { memory_.reset(); }
 
 uint8_t* BodyPool::TryAllocateLocked(uint64_t size) {
   for (auto it = free_.begin(); it != free_.end(); ++it) {

@@ -270,26 +270,44 @@ Status Client::Impl::Measure() {
   auto seconds_since = [](Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
+  // Reads of the pool and reads of memory served in place need not cost the
+  // same: UCX allocated the pool (on one host, peers map it and copy), the
+  // ranges in place are the owner's (its progress thread may have to answer
+  // each read). Each decision times reads of the memory it is about; the
+  // in-place one reads the start of the largest range.
+  const wire::HelloReply::Range* in_place = nullptr;
+  for (const auto& r : hello_.in_place) {
+    if (in_place == nullptr || r.length > in_place->length) in_place = &r;
+  }
+  const ucp_rkey_h in_place_rkey =
+      in_place == nullptr
+          ? nullptr
+          : RkeyOf(static_cast<size_t>(in_place - hello_.in_place.data()) + 1);
+  // One round of four reads of `size` bytes from `address`, each announced
+  // by a probe message as a list body would be; the seconds it took.
+  auto reads = [&](uint64_t size, uint64_t address, ucp_rkey_h rkey) -> Result<double> {
+    auto t0 = Clock::now();
+    std::vector<UcxRequest> gets(kInFlight);
+    QUIVER_RETURN_NOT_OK(probes(16 + 16 * 8, [&](int j) {  // lists of 8 buffers
+      ucp_request_param_t p{};
+      gets[j] = UcxRequest(worker_->get(), ucp_get_nbx(data_ep_, buffers[j].data(), size,
+                                                       address, rkey, &p));
+      return Status::OK();
+    }));
+    for (auto& get : gets) {
+      QUIVER_RETURN_NOT_OK(
+          WaitFor(worker_.get(), &get, options_.timeout_ms, "reading the probe area"));
+    }
+    return seconds_since(t0);
+  };
   std::vector<uint64_t> sizes;
   for (uint64_t s = 16 << 10; s <= largest; s *= 2) sizes.push_back(s);
   std::vector<bool> read_wins, read_viable;
   for (uint64_t size : sizes) {
-    double best_read = 1e30, best_send = 1e30;
+    double best_read = 1e30, best_send = 1e30, best_in_place = 1e30;
     for (int round = 0; round < kRounds; ++round) {
-      auto t0 = Clock::now();
-      std::vector<UcxRequest> gets(kInFlight);
-      QUIVER_RETURN_NOT_OK(probes(16 + 16 * 8, [&](int j) {  // lists of 8 buffers
-        ucp_request_param_t p{};
-        gets[j] =
-            UcxRequest(worker_->get(), ucp_get_nbx(data_ep_, buffers[j].data(), size,
-                                                   hello_.probe_address, rkey_, &p));
-        return Status::OK();
-      }));
-      for (auto& get : gets) {
-        QUIVER_RETURN_NOT_OK(
-            WaitFor(worker_.get(), &get, options_.timeout_ms, "reading the probe area"));
-      }
-      best_read = std::min(best_read, seconds_since(t0));
+      QUIVER_ASSIGN_OR_RAISE(double read, reads(size, hello_.probe_address, rkey_));
+      best_read = std::min(best_read, read);
       if (round == 0) {
         for (uint64_t i = 0; i < size; i += 4093) {
           if (buffers[0][i] != static_cast<uint8_t>(i * 131 + 7)) {
@@ -298,7 +316,11 @@ Status Client::Impl::Measure() {
           }
         }
       }
-      t0 = Clock::now();
+      if (in_place != nullptr && size <= in_place->length) {
+        QUIVER_ASSIGN_OR_RAISE(double r, reads(size, in_place->address, in_place_rkey));
+        best_in_place = std::min(best_in_place, r);
+      }
+      auto t0 = Clock::now();
       QUIVER_RETURN_NOT_OK(probes(size, [](int) { return Status::OK(); }));
       best_send = std::min(best_send, seconds_since(t0));
     }
@@ -306,8 +328,9 @@ Status Client::Impl::Measure() {
     // machine, and a read costs the server memory held until free_data.
     read_wins.push_back(best_read < 0.8 * best_send);
     // Where the server holds the bytes in place, the alternative to a read
-    // is a copy into its pool, then the send: reads win if they beat both
-    // (the copy timed here, as the server would make it).
+    // of them is a copy into its pool, then the send or read from there:
+    // reads in place win if they beat both (the copy timed here, as the
+    // server would make it).
     double best_copy = 1e30;
     std::vector<uint8_t> copy(size);
     for (int round = 0; round < kRounds; ++round) {
@@ -317,7 +340,8 @@ Status Client::Impl::Measure() {
       }
       best_copy = std::min(best_copy, seconds_since(t0));
     }
-    read_viable.push_back(best_read < best_send + best_copy);
+    read_viable.push_back((in_place != nullptr ? best_in_place : best_read) <
+                          best_copy + std::min(best_send, best_read));
   }
   for (size_t i = sizes.size(); i-- > 0;) {
     if (!read_wins[i]) break;

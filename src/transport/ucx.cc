@@ -27,6 +27,18 @@ Result<std::shared_ptr<UcxContext>> UcxContext::Make(const std::string& transpor
       return UcxError(st, "choosing the transports '" + transports + "'");
     }
   }
+  // Memory UCX allocates (the server's body pool) from POSIX shared memory
+  // first: a file of mode 0600 that peers open through /proc/<pid>/fd, so
+  // only processes allowed to trace this one (its user) can map it; System
+  // V segments come with mode 0660, open to the group. An explicit
+  // UCX_ALLOC_PRIO wins.
+  if (std::getenv("UCX_ALLOC_PRIO") == nullptr) {
+    st = ucp_config_modify(config, "ALLOC_PRIO", "md:posix,huge,thp,md:*,mmap,heap");
+    if (st != UCS_OK) {
+      ucp_config_release(config);
+      return UcxError(st, "choosing where UCX allocates memory");
+    }
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features =
@@ -53,15 +65,49 @@ Result<std::unique_ptr<UcxMemory>> UcxMemory::Map(std::shared_ptr<UcxContext> co
   ucs_status_t st = ucp_mem_map(m->context_->get(), &params, &m->memh_);
   if (st != UCS_OK)
     return UcxError(st, "registering " + std::to_string(length) + " bytes");
-  void* packed = nullptr;
-  size_t size = 0;
-  st = ucp_rkey_pack(m->context_->get(), m->memh_, &packed, &size);
-  if (st != UCS_OK) return UcxError(st, "packing a remote key");
-  m->rkey_.assign(static_cast<const char*>(packed), size);
-  ucp_rkey_buffer_release(packed);
   m->address_ = reinterpret_cast<uint64_t>(address);
   m->length_ = length;
+  QUIVER_RETURN_NOT_OK(m->Pack());
   return m;
+}
+
+Result<std::unique_ptr<UcxMemory>> UcxMemory::Allocate(
+    std::shared_ptr<UcxContext> context, size_t length) {
+  std::unique_ptr<UcxMemory> m(new UcxMemory());
+  m->context_ = std::move(context);
+  ucp_mem_map_params_t params{};
+  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                      UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+  params.address = nullptr;
+  params.length = length;
+  params.flags = UCP_MEM_MAP_ALLOCATE;
+  ucs_status_t st = ucp_mem_map(m->context_->get(), &params, &m->memh_);
+  if (st != UCS_OK) {
+    return UcxError(st,
+                    "allocating and registering " + std::to_string(length) + " bytes");
+  }
+  ucp_mem_attr_t attr{};
+  attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
+  st = ucp_mem_query(m->memh_, &attr);
+  if (st != UCS_OK) return UcxError(st, "querying allocated memory");
+  if (attr.length < length) {
+    return Status::IOError("UCX allocated ", attr.length, " bytes where ", length,
+                           " were asked for");
+  }
+  m->address_ = reinterpret_cast<uint64_t>(attr.address);
+  m->length_ = length;
+  QUIVER_RETURN_NOT_OK(m->Pack());
+  return m;
+}
+
+Status UcxMemory::Pack() {
+  void* packed = nullptr;
+  size_t size = 0;
+  ucs_status_t st = ucp_rkey_pack(context_->get(), memh_, &packed, &size);
+  if (st != UCS_OK) return UcxError(st, "packing a remote key");
+  rkey_.assign(static_cast<const char*>(packed), size);
+  ucp_rkey_buffer_release(packed);
+  return Status::OK();
 }
 
 UcxMemory::~UcxMemory() {

@@ -45,6 +45,14 @@ class UcxMemory {
  public:
   static Result<std::unique_ptr<UcxMemory>> Map(std::shared_ptr<UcxContext> context,
                                                 void* address, size_t length);
+  // `length` bytes allocated by UCX itself (its first allocator that works,
+  // in UCX_MEM_ALLOC's order: System V or POSIX shared memory first), and
+  // registered. Peers on this host whose endpoints reach it through shared
+  // memory map it and read it with a plain copy, the server's CPU idle;
+  // memory from elsewhere (Map) they could only read through active
+  // messages the owner answers. Faulted in by the caller.
+  static Result<std::unique_ptr<UcxMemory>> Allocate(std::shared_ptr<UcxContext> context,
+                                                     size_t length);
   ~UcxMemory();
   UcxMemory(const UcxMemory&) = delete;
   UcxMemory& operator=(const UcxMemory&) = delete;
@@ -54,6 +62,7 @@ class UcxMemory {
 
  private:
   UcxMemory() = default;
+  Status Pack();
   std::shared_ptr<UcxContext> context_;
   ucp_mem_h memh_ = nullptr;
   uint64_t address_ = 0, length_ = 0;
