@@ -631,6 +631,11 @@ std::vector<FigureSpec> MakeFigures() {
        "scan over shared memory, bodies measured (the default)", "transport",
        "BM_Scan/2/0/100/100/real_time", BytesPerSecond(), "raw UCX tagged sends",
        "BM_RawUcx/0/real_time", BytesPerSecond(), std::nullopt});
+  add({"thallus", "thallus/raw/shm-memcpy",
+       "scan over shared memory, bodies measured (the default)", "transport",
+       "BM_Scan/2/0/100/100/real_time", BytesPerSecond(),
+       "one memcpy of the scan's bytes (ceiling)", "BM_Memcpy/real_time",
+       BytesPerSecond(), std::nullopt});
   add({"thallus", "thallus/raw/tcp", "scan, packed bodies, TCP", "transport",
        "BM_Scan/0/1/100/100/real_time", BytesPerSecond(), "raw UCX tagged sends over TCP",
        "BM_RawUcx/1/real_time", BytesPerSecond(), std::nullopt});
