@@ -264,22 +264,7 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Start(const LocalClusterOpti
   if (o.nodes < 1) return Status::Invalid("a cluster needs at least one node");
   std::unique_ptr<LocalCluster> c(new LocalCluster());
   c->options_ = o;
-  if (c->options_.quiverd.empty()) {
-    for (const char* where : {"/quiverd", "/../quiverd"}) {
-      const std::string candidate = ExecutableDir() + where;
-      if (access(candidate.c_str(), X_OK) == 0) {
-        c->options_.quiverd = candidate;
-        break;
-      }
-    }
-  }
-  if (c->options_.quiverd.empty() || access(c->options_.quiverd.c_str(), X_OK) != 0) {
-    return Status::Invalid("quiverd binary '",
-                           c->options_.quiverd.empty()
-                               ? "quiverd next to " + ExecutablePath()
-                               : c->options_.quiverd,
-                           "' is not executable");
-  }
+  QUIVER_RETURN_NOT_OK(c->FindQuiverd());
   const bool kept = !o.state_dir.empty();
   std::string unique;
   if (kept) {
@@ -413,6 +398,51 @@ bool LocalCluster::Exited(int node) {
     return true;
   }
   return false;
+}
+
+Status LocalCluster::FindQuiverd() {
+  if (options_.quiverd.empty()) {
+    for (const char* where : {"/quiverd", "/../quiverd"}) {
+      const std::string candidate = ExecutableDir() + where;
+      if (access(candidate.c_str(), X_OK) == 0) {
+        options_.quiverd = candidate;
+        break;
+      }
+    }
+  }
+  if (options_.quiverd.empty() || access(options_.quiverd.c_str(), X_OK) != 0) {
+    return Status::Invalid("quiverd binary '",
+                           options_.quiverd.empty()
+                               ? "quiverd next to " + ExecutablePath()
+                               : options_.quiverd,
+                           "' is not executable");
+  }
+  return Status::OK();
+}
+
+Result<std::vector<int>> LocalCluster::RestartStopped() {
+  std::vector<int> restarted;
+  for (int i = 0; i < nodes(); ++i) {
+    if (Running(i)) continue;
+    QUIVER_RETURN_NOT_OK(FindQuiverd());
+    // A daemon just killed may linger a moment as a zombie until its parent
+    // reaps it; its region counts as in use by it until then.
+    const pid_t old = recorded_pid(i);
+    const std::string proc = "/proc/" + std::to_string(old);
+    for (int waited = 0; old > 0 && waited < 1000 && access(proc.c_str(), F_OK) == 0;
+         ++waited) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    pids_[i] = -1;
+    Status st = Spawn(i);
+    if (st.ok()) st = WaitAccepting(i);
+    // The pids file names every daemon started so far, whatever happens.
+    Status written = WritePids();
+    QUIVER_RETURN_NOT_OK(st.WithContext("restarting node " + std::to_string(i)));
+    QUIVER_RETURN_NOT_OK(written);
+    restarted.push_back(i);
+  }
+  return restarted;
 }
 
 Status LocalCluster::Restart(int node) {

@@ -100,11 +100,16 @@ class LocalCluster {
   Status Kill(int node, int sig);
   // Starts node `node`'s daemon again (it takes over its region).
   Status Restart(int node);
+  // Starts again every node whose daemon is not running, in order (each
+  // takes over its region, as after a crash: its tables come back), and
+  // rewrites the pids file; the nodes restarted.
+  Result<std::vector<int>> RestartStopped();
   // Whether node `node`'s daemon process has exited (reaps it if so).
   bool Exited(int node);
 
  private:
   LocalCluster() = default;
+  Status FindQuiverd();  // options_.quiverd, or quiverd next to this program
   Status Spawn(int node);
   Status WaitAccepting(int node);
   Status PrepareStateDir();

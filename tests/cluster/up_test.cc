@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "cluster/cluster_util.h"
 #include "cluster/up_util.h"
@@ -151,6 +152,65 @@ TEST_F(UpTest, KilledDaemonShowsDown) {
   Ran down = Quiver("down --dir " + state_);
   EXPECT_EQ(down.code, 0) << down.out;
   EXPECT_NE(down.out.find("stopped 2 daemons"), std::string::npos) << down.out;
+  EXPECT_TRUE(Daemons().empty());
+}
+
+// A node whose daemon died: its table is unavailable, naming the node;
+// `quiver up` restarts that daemon alone on its region (the others keep
+// their pids) and the table is read again, whole.
+TEST_F(UpTest, UpRestartsTheNodesThatAreDown) {
+  ASSERT_EQ(Quiver("up --nodes 3 --size 64M --dir " + state_).code, 0);
+  Child actor =
+      Child::Start({BinaryPath("cluster_actor"), "--config", state_ + "/cluster.toml",
+                    "--node", "1", "--publish", "kept", "--rows", "1000"});
+  ASSERT_NE(actor.WaitForLine("ready", 30000), "") << actor.output();
+  ASSERT_EQ(actor.Finish(), 0) << actor.output();
+  auto count = [&] {
+    return QuiverArgs({"sql", "--dir", state_, "--node", "0", "--format", "csv",
+                       "SELECT count(*) FROM kept"});
+  };
+  Ran before = count();
+  ASSERT_EQ(before.code, 0) << before.out;
+  ASSERT_NE(before.out.find("1000"), std::string::npos) << before.out;
+
+  std::ifstream pids(state_ + "/pids");
+  std::map<long, pid_t> by_node;
+  for (long node = 0, pid = 0; pids >> node >> pid;)
+    by_node[node] = static_cast<pid_t>(pid);
+  ASSERT_EQ(by_node.size(), 3u);
+  kill(by_node[1], SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return Daemons().size() == 2; }));
+  ASSERT_TRUE(Eventually([&] {
+    Ran r = count();
+    return r.code != 0 && r.out.find("node 1") != std::string::npos;
+  })) << count().out;
+
+  Ran up = Quiver("up --dir " + state_);
+  ASSERT_EQ(up.code, 0) << up.out;
+  EXPECT_NE(up.out.find("node 1 (pid " + std::to_string(by_node[1]) + " gone) down"),
+            std::string::npos)
+      << up.out;
+  EXPECT_EQ(Daemons().size(), 3u);
+  std::ifstream after(state_ + "/pids");
+  std::map<long, pid_t> now;
+  for (long node = 0, pid = 0; after >> node >> pid;) now[node] = static_cast<pid_t>(pid);
+  EXPECT_EQ(now[0], by_node[0]);
+  EXPECT_EQ(now[2], by_node[2]);
+  EXPECT_NE(now[1], by_node[1]);
+  EXPECT_GT(now[1], 0);
+  ASSERT_TRUE(Eventually(
+      [&] {
+        Ran r = count();
+        return r.code == 0 && r.out.find("1000") != std::string::npos;
+      },
+      30000))
+      << count().out;
+
+  // Every node up again: a second `quiver up` is refused as before.
+  EXPECT_EQ(Quiver("up --dir " + state_).code, 1);
+  Ran down = Quiver("down --dir " + state_);
+  EXPECT_EQ(down.code, 0) << down.out;
+  EXPECT_NE(down.out.find("stopped 3 daemons"), std::string::npos) << down.out;
   EXPECT_TRUE(Daemons().empty());
 }
 

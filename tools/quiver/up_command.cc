@@ -76,6 +76,26 @@ std::string DirFlag(const std::string& dir) {
   return dir == control::DefaultStateDir() ? "" : " --dir " + dir;
 }
 
+// A cluster running with some nodes down (a daemon crashed or was
+// killed): `quiver up` starts those again on their regions, as a restarted
+// daemon takes over its region and its tables come back; the others are
+// left running.
+int RestartDown(LocalCluster& c, const std::string& down) {
+  std::printf("quiver up: the cluster in %s is running with node%s %s down; restarting\n",
+              c.dir().c_str(), down.find(',') == std::string::npos ? "" : "s",
+              down.c_str());
+  auto restarted = c.RestartStopped();
+  if (!restarted.ok()) return Fail("up", restarted.status());
+  for (int i : *restarted) {
+    std::printf("  node %-3d      pid %-8d log %s\n", i, static_cast<int>(c.pid(i)),
+                c.log_path(i).c_str());
+  }
+  std::printf(
+      "its tables are readable again once every node has it back (quiver status%s)\n",
+      DirFlag(c.dir()).c_str());
+  return kExitOk;
+}
+
 }  // namespace
 
 int UpCommand(const Args& in) {
@@ -96,6 +116,16 @@ int UpCommand(const Args& in) {
   if (!running.ok()) return Fail(dir, running.status());
   if (*running) {
     auto c = LocalCluster::Attach(dir);
+    if (c.ok()) {
+      std::string down;
+      for (int i = 0; i < (*c)->nodes(); ++i) {
+        if (!(*c)->Running(i)) {
+          down += (down.empty() ? "" : ", ") + std::to_string(i) + " (pid " +
+                  std::to_string((*c)->recorded_pid(i)) + " gone)";
+        }
+      }
+      if (!down.empty()) return RestartDown(**c, down);
+    }
     std::fprintf(stderr,
                  "quiver: up: a cluster is already running in %s (nodes %d, pids %s); "
                  "`quiver down%s` first, or `quiver up --dir OTHER`\n",
