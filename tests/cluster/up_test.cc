@@ -180,6 +180,12 @@ TEST_F(UpTest, UpRestartsTheNodesThatAreDown) {
   ASSERT_EQ(by_node.size(), 3u);
   kill(by_node[1], SIGKILL);
   ASSERT_TRUE(Eventually([&] { return Daemons().size() == 2; }));
+  Ran status = Quiver("status --dir " + state_);
+  EXPECT_EQ(status.code, 1) << status.out;
+  EXPECT_NE(
+      status.out.find("`quiver up --dir " + state_ + "` starts the nodes that are down"),
+      std::string::npos)
+      << status.out;
   ASSERT_TRUE(Eventually([&] {
     Ran r = count();
     return r.code != 0 && r.out.find("node 1") != std::string::npos;

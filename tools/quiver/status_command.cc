@@ -42,6 +42,11 @@ std::optional<int> LocalDaemons(const std::string& dir, std::string* config_path
                   static_cast<int>((*c)->recorded_pid(i)), (*c)->log_path(i).c_str());
     }
   }
+  if (*down > 0 && first != kAnyNode) {
+    std::printf(
+        "(`quiver up%s` starts the nodes that are down again, on their regions)\n",
+        dir == control::DefaultStateDir() ? "" : (" --dir " + dir).c_str());
+  }
   std::printf("\n");
   if (first == kAnyNode) {
     std::fprintf(stderr,
