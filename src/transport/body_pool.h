@@ -19,8 +19,9 @@ namespace quiver::transport {
 
 class BodyPool {
  public:
-  // `size` bytes (rounded up to pages) of anonymous memory, populated and
-  // registered with `context`.
+  // `size` bytes (rounded up to pages) that UCX allocates and registers
+  // with `context` (UcxMemory::Allocate: shared memory peers on this host
+  // map, where there is room), every page written once.
   static Result<std::unique_ptr<BodyPool>> Make(std::shared_ptr<UcxContext> context,
                                                 uint64_t size);
   ~BodyPool();
