@@ -421,10 +421,10 @@ Status LocalCluster::FindQuiverd() {
 }
 
 Result<std::vector<int>> LocalCluster::RestartStopped() {
+  QUIVER_RETURN_NOT_OK(FindQuiverd());
   std::vector<int> restarted;
   for (int i = 0; i < nodes(); ++i) {
     if (Running(i)) continue;
-    QUIVER_RETURN_NOT_OK(FindQuiverd());
     // A daemon just killed may linger a moment as a zombie until its parent
     // reaps it; its region counts as in use by it until then.
     const pid_t old = recorded_pid(i);

@@ -56,58 +56,46 @@ UcxContext::~UcxContext() {
 
 Result<std::unique_ptr<UcxMemory>> UcxMemory::Map(std::shared_ptr<UcxContext> context,
                                                   void* address, size_t length) {
-  std::unique_ptr<UcxMemory> m(new UcxMemory());
-  m->context_ = std::move(context);
-  ucp_mem_map_params_t params{};
-  params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-  params.address = address;
-  params.length = length;
-  ucs_status_t st = ucp_mem_map(m->context_->get(), &params, &m->memh_);
-  if (st != UCS_OK)
-    return UcxError(st, "registering " + std::to_string(length) + " bytes");
-  m->address_ = reinterpret_cast<uint64_t>(address);
-  m->length_ = length;
-  QUIVER_RETURN_NOT_OK(m->Pack());
-  return m;
+  return Make(std::move(context), address, length, /*allocate=*/false);
 }
 
 Result<std::unique_ptr<UcxMemory>> UcxMemory::Allocate(
     std::shared_ptr<UcxContext> context, size_t length) {
+  return Make(std::move(context), nullptr, length, /*allocate=*/true);
+}
+
+Result<std::unique_ptr<UcxMemory>> UcxMemory::Make(std::shared_ptr<UcxContext> context,
+                                                   void* address, size_t length,
+                                                   bool allocate) {
   std::unique_ptr<UcxMemory> m(new UcxMemory());
   m->context_ = std::move(context);
   ucp_mem_map_params_t params{};
   params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
                       UCP_MEM_MAP_PARAM_FIELD_FLAGS;
-  params.address = nullptr;
+  params.address = address;
   params.length = length;
-  params.flags = UCP_MEM_MAP_ALLOCATE;
+  params.flags = allocate ? UCP_MEM_MAP_ALLOCATE : 0;
+  const std::string what = (allocate ? "allocating and registering " : "registering ") +
+                           std::to_string(length) + " bytes";
   ucs_status_t st = ucp_mem_map(m->context_->get(), &params, &m->memh_);
-  if (st != UCS_OK) {
-    return UcxError(st,
-                    "allocating and registering " + std::to_string(length) + " bytes");
-  }
+  if (st != UCS_OK) return UcxError(st, what);
+  // How much UCX mapped, and where it put memory it allocated.
   ucp_mem_attr_t attr{};
   attr.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS | UCP_MEM_ATTR_FIELD_LENGTH;
   st = ucp_mem_query(m->memh_, &attr);
-  if (st != UCS_OK) return UcxError(st, "querying allocated memory");
+  if (st != UCS_OK) return UcxError(st, what + ": querying the memory");
   if (attr.length < length) {
-    return Status::IOError("UCX allocated ", attr.length, " bytes where ", length,
-                           " were asked for");
+    return Status::IOError("UCX ", what, ": got ", attr.length, " bytes");
   }
-  m->address_ = reinterpret_cast<uint64_t>(attr.address);
+  m->address_ = reinterpret_cast<uint64_t>(allocate ? attr.address : address);
   m->length_ = length;
-  QUIVER_RETURN_NOT_OK(m->Pack());
-  return m;
-}
-
-Status UcxMemory::Pack() {
   void* packed = nullptr;
   size_t size = 0;
-  ucs_status_t st = ucp_rkey_pack(context_->get(), memh_, &packed, &size);
+  st = ucp_rkey_pack(m->context_->get(), m->memh_, &packed, &size);
   if (st != UCS_OK) return UcxError(st, "packing a remote key");
-  rkey_.assign(static_cast<const char*>(packed), size);
+  m->rkey_.assign(static_cast<const char*>(packed), size);
   ucp_rkey_buffer_release(packed);
-  return Status::OK();
+  return m;
 }
 
 UcxMemory::~UcxMemory() {

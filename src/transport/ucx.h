@@ -62,7 +62,9 @@ class UcxMemory {
 
  private:
   UcxMemory() = default;
-  Status Pack();
+  static Result<std::unique_ptr<UcxMemory>> Make(std::shared_ptr<UcxContext> context,
+                                                 void* address, size_t length,
+                                                 bool allocate);
   std::shared_ptr<UcxContext> context_;
   ucp_mem_h memh_ = nullptr;
   uint64_t address_ = 0, length_ = 0;
