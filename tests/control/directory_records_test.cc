@@ -194,6 +194,55 @@ TEST_F(DirectoryTest, ReplaceKeepsExactlyWhatTheHomeLists) {
   EXPECT_EQ(dirs_[0]->version(), version0);
 }
 
+// A home registers a chunk on its peers while it registers it itself, so a
+// peer can hold a chunk its home's list does not show yet. Seen as a race
+// of two publishers: the winner's chunk vanished from a third node, pulled
+// away by a list taken in that window, after the publish had succeeded.
+TEST_F(DirectoryTest, APullNeverUndoesWhatAPushBrought) {
+  const SessionId s1 = Open(1, 1);
+  Built x = MakeBatch({Pool(1, s1)}, 0, 5);
+  std::vector<ChunkMeta> chunks{Meta(21, 1, "x", x)};
+  // The home reserves the step and pushes; node 0 applies the push first.
+  const auto reserved = dirs_[1]->ReserveVersions(1);
+  const uint64_t before_push = dirs_[0]->pushes(1);
+  dirs_[0]->NotePush(1);
+  std::vector<ChunkMeta> pushed = chunks;
+  ASSERT_OK(dirs_[0]->Insert(&pushed, {}));
+  // The home's list of that instant counts the step, lacks the chunk, and
+  // says so.
+  auto early = dirs_[1]->Homed();
+  EXPECT_EQ(early.version, reserved.after);
+  EXPECT_FALSE(early.settled);
+  EXPECT_TRUE(early.chunks.empty());
+  // A pull begun before the push may not apply its older list.
+  const Directory::HomeView view{7, early.version, true};
+  EXPECT_TRUE(dirs_[0]->Pull(1, early.chunks, view, before_push).IsFailedPrecondition());
+  EXPECT_EQ(dirs_[0]->Lookup("x").size(), 1u);
+  EXPECT_FALSE(dirs_[0]->home_view(1).synced);
+  // The home registers it and settles: its list is whole and can be taken.
+  Directory::InsertOptions options{.publisher = s1, .seal_as = s1, .as_home = true};
+  options.version = reserved;
+  ASSERT_OK(dirs_[1]->Insert(&chunks, options));
+  dirs_[1]->Settle();
+  auto whole = dirs_[1]->Homed();
+  EXPECT_TRUE(whole.settled);
+  EXPECT_EQ(whole.version, reserved.after);
+  ASSERT_EQ(whole.chunks.size(), 1u);
+  ASSERT_OK(
+      dirs_[0]->Pull(1, whole.chunks, {7, whole.version, true}, dirs_[0]->pushes(1)));
+  EXPECT_EQ(dirs_[0]->Lookup("x").size(), 1u);
+  EXPECT_TRUE(dirs_[0]->home_view(1).synced);
+  EXPECT_EQ(dirs_[0]->home_view(1).version, whole.version);
+  // A removal pushed after a pull began is not undone by it either.
+  const uint64_t pulled_at = dirs_[0]->pushes(1);
+  dirs_[0]->NotePush(1);
+  dirs_[0]->Remove({21});
+  EXPECT_TRUE(dirs_[0]
+                  ->Pull(1, whole.chunks, {7, whole.version, true}, pulled_at)
+                  .IsFailedPrecondition());
+  EXPECT_TRUE(dirs_[0]->Lookup("x").empty());
+}
+
 TEST_F(DirectoryTest, ReplicasThatUseThisNodesMemoryHoldItAndKeepARecord) {
   // A chunk homed at node 0 whose second column lives in node 1's region:
   // node 1 holds a publication reference on those objects and a record.

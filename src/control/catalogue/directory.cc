@@ -145,6 +145,10 @@ Status Directory::Insert(std::vector<ChunkMeta>* chunks, const InsertOptions& op
     parsed.push_back(std::move(*p));
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (options.pull && pushes_[options.pull_home] != options.pull_pushes) {
+    return Status::FailedPrecondition("node ", options.pull_home,
+                                      " pushed a change during the pull");
+  }
   if (step != nullptr) step->before = step->after = version_;
   std::vector<size_t> fresh;
   std::map<uint64_t, size_t> in_list;  // the same id twice in one list counts once
@@ -262,24 +266,64 @@ std::vector<ChunkMeta> Directory::Remove(const std::vector<uint64_t>& ids,
 }
 
 Status Directory::Replace(uint32_t home, std::vector<ChunkMeta> chunks) {
+  return ReplaceChunks(home, std::move(chunks), nullptr);
+}
+
+Status Directory::Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView view,
+                       uint64_t pushes_seen) {
+  Status st = ReplaceChunks(home, std::move(chunks), &pushes_seen);
+  if (st.IsFailedPrecondition()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pushes_[home] != pushes_seen) view.synced = false;
+  homes_[home] = view;
+  return st;
+}
+
+Status Directory::ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks,
+                                const uint64_t* pushes_seen) {
   std::set<uint64_t> keep;
   for (const auto& c : chunks) keep.insert(c.id);
   {
+    // Checked and removed at one instant: a chunk a push brings after this
+    // is not taken away by the older list.
     std::lock_guard<std::mutex> lock(mu_);
+    if (pushes_seen != nullptr && pushes_[home] != *pushes_seen) {
+      return Status::FailedPrecondition("node ", home,
+                                        " pushed a change during the pull");
+    }
     std::vector<uint64_t> gone;
     for (const auto& [id, e] : chunks_) {
       if (e.meta.home == home && !keep.count(id)) gone.push_back(id);
     }
     for (uint64_t id : gone) RemoveLocked(id, nullptr);
   }
+  // Each insert checks again: what a later push removed is not brought back.
+  InsertOptions options{.check_names = false};
+  if (pushes_seen != nullptr) {
+    options.pull = true;
+    options.pull_home = home;
+    options.pull_pushes = *pushes_seen;
+  }
   Status first;
   for (auto& c : chunks) {
     if (c.home != home) continue;
     std::vector<ChunkMeta> one{c};
-    Status st = Insert(&one, {.check_names = false});
+    Status st = Insert(&one, options);
+    if (options.pull && st.IsFailedPrecondition()) break;
     if (!st.ok() && first.ok()) first = st;
   }
   return first;
+}
+
+void Directory::NotePush(uint32_t home) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++pushes_[home];
+}
+
+uint64_t Directory::pushes(uint32_t home) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pushes_.find(home);
+  return it == pushes_.end() ? 0 : it->second;
 }
 
 Status Directory::LoadRecords(const std::vector<FoundRecord>& records,
@@ -322,6 +366,19 @@ std::vector<ChunkMeta> Directory::HomedAt(uint32_t home) const {
   for (const auto& [id, e] : chunks_) {
     if (e.meta.home == home) out.push_back(e.meta);
   }
+  return out;
+}
+
+Directory::Listing Directory::Homed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Listing out;
+  out.version = version_;
+  out.settled = unsettled_ == 0;
+  for (const auto& [id, e] : chunks_) {
+    if (e.meta.home == self_) out.chunks.push_back(e.meta);
+  }
+  std::sort(out.chunks.begin(), out.chunks.end(),
+            [](const ChunkMeta& a, const ChunkMeta& b) { return a.id < b.id; });
   return out;
 }
 
@@ -415,7 +472,13 @@ Directory::VersionStep Directory::ReserveVersions(uint64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   VersionStep step{version_, version_ + n};
   version_ += n;
+  ++unsettled_;
   return step;
+}
+
+void Directory::Settle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unsettled_ > 0) --unsettled_;
 }
 
 Directory::HomeView Directory::home_view(uint32_t home) const {

@@ -47,6 +47,11 @@ class Directory {
   // `catalogue` and `config` must outlive the directory.
   Directory(Catalogue* catalogue, const memory::ClusterConfig* config, uint32_t self);
 
+  // What this node last took from another home.
+  struct HomeView {
+    uint64_t generation = 0, version = 0;
+    bool synced = false;
+  };
   // The version of the chunks homed here before and after a change.
   struct VersionStep {
     uint64_t before = 0, after = 0;
@@ -62,6 +67,11 @@ class Directory {
     // Set: the version step was reserved (ReserveVersions) and is not taken
     // again.
     VersionStep version{};
+    // Set (a pull): registers nothing, FailedPrecondition, once a push
+    // from `pull_home` came after the pull's `pull_pushes`.
+    bool pull = false;
+    uint32_t pull_home = 0;
+    uint64_t pull_pushes = 0;
   };
   // Registers chunks, all or nothing. Each descriptor is parsed here once
   // (framing, types, every buffer inside one region); buffers in this
@@ -78,6 +88,17 @@ class Directory {
   // exactly `chunks`. Chunks that cannot be registered here are skipped
   // and reported.
   Status Replace(uint32_t home, std::vector<ChunkMeta> chunks);
+  // Replace with a list pulled from `home` (its version in `view`), unless
+  // a push from it came since `pushes_seen` (pushes(home) when the pull
+  // began): the list may then be older than what the pushes brought, and
+  // FailedPrecondition leaves everything as it was. A push during the
+  // replacement leaves the view unsynced (the next heartbeat pulls again);
+  // otherwise `view` becomes this node's view of the home.
+  Status Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView view,
+              uint64_t pushes_seen);
+  // Counts a push from `home`; called before the push is applied.
+  void NotePush(uint32_t home);
+  uint64_t pushes(uint32_t home) const;
 
   // Records found in this node's region after a take-over: registered
   // (homed here: authoritative; elsewhere: until the home says otherwise).
@@ -89,6 +110,16 @@ class Directory {
 
   std::vector<ChunkMeta> Lookup(const std::string& name) const;  // by first_row
   std::vector<ChunkMeta> HomedAt(uint32_t home) const;
+  // Home side: the chunks homed here with the version they make, read at
+  // one instant, ascending by id. Not `settled` while a reserved step is
+  // still being registered here (its version is counted, its chunks may
+  // not be in yet): no peer may take such a list as that version.
+  struct Listing {
+    uint64_t version = 0;
+    bool settled = true;
+    std::vector<ChunkMeta> chunks;
+  };
+  Listing Homed() const;
   // The chunk with this id (NotFound if it is not registered here).
   Result<ChunkMeta> Find(uint64_t id) const;
   // This node's objects used by these chunks (NotFound if one is unknown).
@@ -103,13 +134,10 @@ class Directory {
   // Version of the chunks homed here (+1 per change).
   uint64_t version() const;
   // Moves the version on by `n` now, for chunks a home registers on its
-  // peers while it registers them itself (Insert with options.version).
+  // peers while it registers them itself (Insert with options.version);
+  // Settle once that Insert returned, whatever it returned.
   VersionStep ReserveVersions(uint64_t n);
-  // What this node last took from another home.
-  struct HomeView {
-    uint64_t generation = 0, version = 0;
-    bool synced = false;
-  };
+  void Settle();
   HomeView home_view(uint32_t home) const;
   void set_home_view(uint32_t home, const HomeView& view);
   // +1 on every change (waiting lookups watch it).
@@ -135,6 +163,9 @@ class Directory {
                          const std::vector<Parsed>& parsed,
                          const std::set<uint64_t>& incoming) const;
   void RemoveLocked(uint64_t id, std::vector<ChunkMeta>* removed);
+  // Replace; with `pushes_seen`, as Pull (without touching the view).
+  Status ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks,
+                       const uint64_t* pushes_seen);
 
   Catalogue* catalogue_;
   const memory::ClusterConfig* config_;
@@ -144,7 +175,9 @@ class Directory {
   std::unordered_map<uint64_t, Entry> chunks_;
   std::map<std::string, std::vector<uint64_t>> by_name_;
   std::map<uint32_t, HomeView> homes_;
+  std::map<uint32_t, uint64_t> pushes_;  // pushes seen from each home
   uint64_t version_ = 0;
+  uint32_t unsettled_ = 0;  // reserved steps whose Insert has not returned
   uint64_t changes_ = 0;
 };
 

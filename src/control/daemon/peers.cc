@@ -325,8 +325,10 @@ void Peers::MarkFailure(Peer* p, const Status& why) {
 void Peers::SyncFrom(Peer* p, uint64_t generation, uint64_t version) {
   const auto view = directory_->home_view(p->view.node);
   if (view.synced && view.generation == generation && view.version == version) return;
-  // The whole list, page by page; if it changes meanwhile, the next
-  // heartbeat starts over.
+  // The whole list, page by page; if it changes meanwhile, or a push from
+  // the home arrives before the list is applied, the next heartbeat starts
+  // over.
+  const uint64_t pushes = directory_->pushes(p->view.node);
   std::vector<ChunkMeta> chunks;
   wire::ReplicaSyncRequest req;
   uint64_t got_generation = 0, got_version = 0;
@@ -345,15 +347,17 @@ void Peers::SyncFrom(Peer* p, uint64_t generation, uint64_t version) {
     } else if (page->generation() != got_generation || page->version() != got_version) {
       return;
     }
+    if (page->unsettled()) return;
     for (const auto& c : page->chunks()) chunks.push_back(FromWire(c));
     if (!page->more() || page->chunks().empty()) break;
     req.set_after(chunks.back().id);
   }
-  Status st = directory_->Replace(p->view.node, std::move(chunks));
+  Status st = directory_->Pull(p->view.node, std::move(chunks),
+                               {got_generation, got_version, true}, pushes);
+  if (st.IsFailedPrecondition()) return;
   if (!st.ok()) {
     Log("tables of node %u: %s", p->view.node, st.ToString().c_str());
   }
-  directory_->set_home_view(p->view.node, {got_generation, got_version, true});
   on_change_();
 }
 

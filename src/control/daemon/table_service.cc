@@ -167,6 +167,7 @@ void PublishChunks(Node& node, std::vector<ChunkMeta> chunks, SessionId publishe
       rpc::Method::kReplicaPut, put.SerializeAsString(),
       [arrive](Peers::Results results) { arrive(FirstRefusal(results), false); });
   Status st = node.directory->Insert(&chunks, options);
+  node.directory->Settle();
   if (st.ok()) node.Changed();
   arrive(st, true);
 }
@@ -387,6 +388,7 @@ void HandleReplicaPut(Node& node, const CallPtr& call, std::string_view payload)
     }
     chunks.push_back(std::move(c));
   }
+  node.directory->NotePush(home);
   Status st = node.directory->Insert(&chunks, {});
   if (st.ok())
     Advance(node, home, req->generation(), req->prev_version(), req->version());
@@ -404,6 +406,7 @@ void HandleReplicaRemove(Node& node, const CallPtr& call, std::string_view paylo
   for (uint64_t id : req->chunk_ids()) {
     if (theirs.count(id)) ids.push_back(id);  // a node removes only its own chunks
   }
+  node.directory->NotePush(home);
   node.directory->Remove(ids);
   Advance(node, home, req->generation(), req->prev_version(), req->version());
   node.Changed();
@@ -415,13 +418,13 @@ void HandleReplicaSync(Node& node, const CallPtr& call, std::string_view payload
   if (!req.ok()) return call->Fail(req.status());
   wire::ReplicaSyncReply rep;
   rep.set_generation(node.generation);
-  // The version first: a change between the two reads leaves the puller
-  // behind, and its next heartbeat pulls again (never the other way).
-  rep.set_version(node.directory->version());
-  // Local-only chunks too: the nodes whose memory they use keep shadows.
-  auto chunks = node.directory->HomedAt(node.id);
-  std::sort(chunks.begin(), chunks.end(),
-            [](const ChunkMeta& a, const ChunkMeta& b) { return a.id < b.id; });
+  // Version and chunks of one instant; while a publish is still being
+  // registered here its version is counted but its chunks may be missing,
+  // so the puller is told to come back (its next heartbeat).
+  auto listing = node.directory->Homed();  // local-only chunks too: shadows
+  rep.set_version(listing.version);
+  rep.set_unsettled(!listing.settled);
+  const auto& chunks = listing.chunks;
   size_t bytes = 0;
   for (const auto& c : chunks) {
     if (c.id <= req->after()) continue;
