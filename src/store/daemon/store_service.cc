@@ -299,20 +299,35 @@ class StoreService final : public control::daemon::Service {
       const uint32_t peer = view.node;
       const uint64_t generation = view.generation;
       auto done = [this, peer, generation, mine](Result<std::string> r) {
-        std::lock_guard<std::mutex> lock(mu_);
-        resyncing_.erase(peer);
-        if (!r.ok()) return;  // again on the next pass
-        seen_[peer] = generation;
-        auto rep = ParseMessage<wire::StoreReserveReply>(*r);
-        if (!rep.ok()) return;
-        for (int i = 0;
-             i < rep->holder_plus_one_size() && i < static_cast<int>(mine.size()); ++i) {
-          const uint32_t holder = rep->holder_plus_one(i);
-          if (holder != 0 && holder - 1 != node_.id) {
-            Log("store: object %s is held here and at node %u: two objects share an id",
-                mine[i].Hex().c_str(), rep->holder_plus_one(i) - 1);
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          resyncing_.erase(peer);
+          if (!r.ok()) return;  // again on the next pass
+          seen_[peer] = generation;
+          auto rep = ParseMessage<wire::StoreReserveReply>(*r);
+          if (!rep.ok()) return;
+          for (int i = 0;
+               i < rep->holder_plus_one_size() && i < static_cast<int>(mine.size());
+               ++i) {
+            const uint32_t holder = rep->holder_plus_one(i);
+            if (holder != 0 && holder - 1 != node_.id) {
+              Log("store: object %s is held here and at node %u: two objects share an "
+                  "id",
+                  mine[i].Hex().c_str(), rep->holder_plus_one(i) - 1);
+            }
           }
         }
+        // An object deleted while the list travelled: its un-reservation may
+        // have reached the directory node before the list did and been
+        // undone by it. Un-reserved again (a no-op if it was not), unless
+        // a new Create of the id is under way here.
+        std::set<ObjectId> now;
+        for (const auto& l : table_.List()) now.insert(l.id);
+        std::vector<ObjectId> gone;
+        for (const auto& id : mine) {
+          if (now.count(id) == 0 && !IsPending(id)) gone.push_back(id);
+        }
+        if (!gone.empty()) Unreserve(gone);
       };
       CallPeer(peer, Method::kStoreReserve, req.SerializeAsString(), done);
     }
