@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "control/tls/credentials.h"
+#include "util/private_dir.h"
 
 extern char** environ;
 
@@ -137,16 +138,7 @@ bool IsDaemonOf(pid_t pid, const std::string& config, int node) {
 
 // A directory this user owns and nobody else can write to (not a symlink).
 Status CheckOwnDir(const std::string& dir) {
-  struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0) return Status::FromErrno(errno, "'" + dir + "'");
-  if (!S_ISDIR(st.st_mode)) return Status::Invalid("'", dir, "' is not a directory");
-  if (st.st_uid != getuid()) {
-    return Status::Invalid("'", dir, "' belongs to another user");
-  }
-  if ((st.st_mode & 022) != 0) {
-    return Status::Invalid("'", dir, "' can be written by others (chmod 700 it)");
-  }
-  return Status::OK();
+  return util::CheckPrivateDir(dir, "state directory");
 }
 
 std::string Absolute(const std::string& dir) {

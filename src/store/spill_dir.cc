@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/private_dir.h"
+
 namespace quiver::store {
 
 namespace {
@@ -129,26 +131,7 @@ bool IsPartFile(const char* name) {
 }  // namespace
 
 Result<SpillDir> SpillDir::Open(const std::string& path) {
-  if (path.empty()) return Status::Invalid("the spill directory has an empty path");
-  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status::IOError(Errno("creating spill directory " + path));
-  }
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) {
-    return Status::IOError(Errno("spill directory " + path));
-  }
-  if (!S_ISDIR(st.st_mode)) {
-    return Status::Invalid("spill directory ", path, " is not a directory");
-  }
-  if (st.st_uid != ::geteuid()) {
-    return Status::PermissionDenied("spill directory ", path,
-                                    " belongs to another user: objects written there "
-                                    "would be theirs to read and change");
-  }
-  if ((st.st_mode & 0022) != 0) {
-    return Status::PermissionDenied("spill directory ", path,
-                                    " is writable by others: make it 0700");
-  }
+  QUIVER_RETURN_NOT_OK(util::MakePrivateDir(path, "spill directory"));
   SpillDir dir;
   dir.path_ = path;
   return dir;

@@ -4,7 +4,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <utility>
+
+#include "transport/ucx_files.h"
 
 namespace quiver::transport {
 
@@ -17,6 +20,17 @@ Result<std::shared_ptr<UcxContext>> UcxContext::Make(const std::string& transpor
   // TIME_WAIT. A setting of the TCP connection manager, which UCX reads
   // from the environment only (an explicit UCX_TCP_CM_REUSEADDR wins).
   setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0);
+  // Shared-memory files in a directory of Quiver's, where those of killed
+  // processes are found and removed (ucx_files.h). An explicit
+  // UCX_POSIX_DIR wins.
+  static std::once_flag files_once;
+  std::call_once(files_once, [] {
+    if (std::getenv("UCX_POSIX_DIR") != nullptr) return;
+    const std::string dir = UcxFileDir();
+    if (dir.empty()) return;
+    setenv("UCX_POSIX_DIR", dir.c_str(), /*overwrite=*/0);
+    SweepUcxFiles(dir);
+  });
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return UcxError(st, "reading the configuration (UCX_* variables)");
