@@ -383,7 +383,8 @@ Status ObjectTable::RestoreAll(SessionId getter, const std::vector<ObjectId>& id
       st = PublishLocked(session, job.id, &e);
     }
     if (spilled_record != 0) catalogue_->FreeRecord(spilled_record);
-    spill_->Remove(job.id);
+    spill_->Retire(job.id, job.ticket);
+    retired_.emplace_back(job.id, job.ticket);
     if (!st.ok()) {
       // The object cannot come back: the store forgets it.
       (void)catalogue_->Free(session, {job.address});
@@ -490,6 +491,15 @@ bool ObjectTable::Contains(const ObjectId& id) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(id);
   return it != entries_.end() && it->second.state != ObjectState::kCreating;
+}
+
+void ObjectTable::DropRetired() {
+  std::vector<std::pair<ObjectId, uint64_t>> files;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    files.swap(retired_);
+  }
+  for (const auto& [id, ticket] : files) spill_->Discard(id, ticket);
 }
 
 std::vector<ObjectId> ObjectTable::TakeRemoved() {

@@ -102,6 +102,7 @@ class ObjectTable {
   // data) must outlive the table. With `spill`, eviction spills.
   ObjectTable(control::Catalogue* catalogue, uint32_t node, uint64_t region_bytes,
               StoreLimits limits, std::optional<SpillDir> spill = std::nullopt);
+  ~ObjectTable() { DropRetired(); }
 
   // A new object of data_size + metadata_size bytes, writable by the
   // creating session until it seals or aborts. AlreadyExists if the id
@@ -165,6 +166,9 @@ class ObjectTable {
   // The ids that left the table (aborted, deleted, evicted, their creator
   // gone) since the last call: the cluster's id directory forgets them.
   std::vector<ObjectId> TakeRemoved();
+  // Removes the spill files of objects Get restored, which it only renamed
+  // out of the way: call after answering the Get (and on the way down).
+  void DropRetired();
 
   // Events after `after`, at most `max`. `*lost` is set when events after
   // `after` have left the log (the subscriber must List to resync).
@@ -270,6 +274,7 @@ class ObjectTable {
   uint64_t next_seq_ = 1;
   StoreCounters counters_;
   std::vector<ObjectId> removed_;
+  std::vector<std::pair<ObjectId, uint64_t>> retired_;  // spill files: id, ticket
 };
 
 }  // namespace quiver::store

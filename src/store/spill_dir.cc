@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "store/spill_checksum.h"
 #include "util/private_dir.h"
 
 namespace quiver::store {
@@ -18,7 +19,8 @@ namespace {
 
 constexpr char kSuffix[] = ".spill";
 constexpr char kPartSuffix[] = ".part";
-constexpr uint64_t kMagic = 0x4C4C495053565551ULL;  // "QUVSPILL", little-endian
+constexpr uint64_t kMagicV1 = 0x4C4C495053565551ULL;  // "QUVSPILL", little-endian
+constexpr uint64_t kMagic = 0x324C495053565551ULL;    // "QUVSPIL2"
 
 struct Trailer {
   uint64_t magic;
@@ -28,62 +30,28 @@ struct Trailer {
 };
 static_assert(sizeof(Trailer) == 32);
 
-// A checksum fast enough not to slow a spill down (four independent
-// multiply-rotate lanes over 8-byte words), strong enough to catch a
-// truncated, shifted or altered file.
-uint64_t Rotl(uint64_t v, int r) { return (v << r) | (v >> (64 - r)); }
-
-class Checksum {
- public:
-  // Whole 32-byte blocks (`n` a multiple of 32), in order.
-  void Blocks(const uint8_t* p, uint64_t n) {
-    for (uint64_t i = 0; i < n; i += 32) {
-      for (int l = 0; l < 4; ++l) {
-        uint64_t w;
-        std::memcpy(&w, p + i + 8 * l, 8);
-        lane_[l] = Rotl(lane_[l] + w * k2, 31) * k1;
-      }
-    }
-    total_ += n;
-  }
-  // The last bytes (fewer than 32), and the sum of everything.
-  uint64_t Finish(const uint8_t* p, uint64_t n) const {
-    uint64_t h =
-        Rotl(lane_[0], 1) + Rotl(lane_[1], 7) + Rotl(lane_[2], 12) + Rotl(lane_[3], 18);
-    for (uint64_t i = 0; i < n; ++i) h = Rotl(h ^ (p[i] * k1), 11) * k2;
-    h ^= total_ + n;
-    h ^= h >> 33;
-    h *= k2;
-    h ^= h >> 29;
-    return h;
-  }
-
- private:
-  static constexpr uint64_t k1 = 0x9E3779B185EBCA87ULL, k2 = 0xC2B2AE3D27D4EB4FULL;
-  uint64_t lane_[4] = {k1 + k2, k2, 0, 0 - k1};
-  uint64_t total_ = 0;
-};
-
 // Files move in pieces of this size: each is summed while it is in the
 // cache, just before it is written or just after it is read. A quarter of
 // this machine's 2 MiB L2 stays there through the kernel's copy; pieces of
 // 1 MiB did not (spill 0.59-0.63 and restore 0.44-0.45 of write(2)/read(2)
 // of the same file, against 0.82-0.89 and 0.53-0.54 at 256 KiB).
-constexpr uint64_t kPiece = 1ULL << 18;  // a multiple of 32
+constexpr uint64_t kPiece = 1ULL << 18;  // whole checksum blocks
 
-// Calls `io` on each piece of [p, p + len) and sums it (before `io` when
-// writing, after when reading); `*sum` is the checksum of the whole.
-template <typename Io>
+// Calls `io` on each piece of [p, p + len) and sums it with a `Sum` (before
+// `io` when writing, after when reading); `*sum` is the checksum of the
+// whole.
+template <typename Sum, typename Io>
 Status ByPieces(uint8_t* p, uint64_t len, bool sum_first, uint64_t* sum, Io io) {
-  Checksum c;
+  static_assert(kPiece % Sum::kBlock == 0);
+  Sum c;
   for (uint64_t at = 0; at < len; at += kPiece) {
     const uint64_t n = std::min(kPiece, len - at);
-    const uint64_t whole = n - n % 32;  // only the last piece has a tail
+    const uint64_t whole = n - n % Sum::kBlock;  // only the last piece has a tail
     if (sum_first) c.Blocks(p + at, whole);
     QUIVER_RETURN_NOT_OK(io(p + at, n));
     if (!sum_first) c.Blocks(p + at, whole);
   }
-  const uint64_t tail = len % 32;
+  const uint64_t tail = len % Sum::kBlock;
   *sum = c.Finish(p + len - tail, tail);
   return Status::OK();
 }
@@ -192,8 +160,9 @@ Status SpillDir::WritePart(const ObjectId& id, uint64_t ticket, const void* data
   if (fd < 0) return Status::IOError(Errno("creating spill file " + file));
   auto* p = const_cast<uint8_t*>(static_cast<const uint8_t*>(data));
   Trailer t{kMagic, id.Prefix(), len, 0};
-  Status st = ByPieces(p, len, /*sum_first=*/true, &t.checksum,
-                       [&](uint8_t* q, uint64_t n) { return WriteAll(fd, q, n, file); });
+  Status st = ByPieces<SpillChecksum>(
+      p, len, /*sum_first=*/true, &t.checksum,
+      [&](uint8_t* q, uint64_t n) { return WriteAll(fd, q, n, file); });
   if (st.ok()) st = WriteAll(fd, reinterpret_cast<const uint8_t*>(&t), sizeof(t), file);
   if (::close(fd) != 0 && st.ok()) st = Status::IOError(Errno("closing " + file));
   if (!st.ok()) ::unlink(file.c_str());
@@ -212,19 +181,26 @@ Status SpillDir::Read(const ObjectId& id, void* out, uint64_t len) const {
     s = Status::IOError("spill file ", file, " has ", st.st_size, " bytes, not the ",
                         len + sizeof(Trailer), " object ", id.Hex(), " needs");
   }
-  auto* p = static_cast<uint8_t*>(out);
+  // The trailer first: its magic says which checksum the bytes carry.
   Trailer t{};
+  if (s.ok() && ::pread(fd, &t, sizeof(t), static_cast<off_t>(len)) !=
+                    static_cast<ssize_t>(sizeof(t))) {
+    s = Status::IOError(Errno("reading the trailer of spill file " + file));
+  }
+  if (s.ok() && ((t.magic != kMagic && t.magic != kMagicV1) ||
+                 t.id_prefix != id.Prefix() || t.length != len)) {
+    s = Status::IOError("spill file ", file, " does not hold object ", id.Hex());
+  }
+  auto* p = static_cast<uint8_t*>(out);
   uint64_t sum = 0;
   if (s.ok()) {
-    s = ByPieces(p, len, /*sum_first=*/false, &sum,
-                 [&](uint8_t* q, uint64_t n) { return ReadAll(fd, q, n, file); });
+    auto read = [&](uint8_t* q, uint64_t n) { return ReadAll(fd, q, n, file); };
+    s = t.magic == kMagic
+            ? ByPieces<SpillChecksum>(p, len, /*sum_first=*/false, &sum, read)
+            : ByPieces<SpillChecksumV1>(p, len, /*sum_first=*/false, &sum, read);
   }
-  if (s.ok()) s = ReadAll(fd, reinterpret_cast<uint8_t*>(&t), sizeof(t), file);
   ::close(fd);
   if (!s.ok()) return s;
-  if (t.magic != kMagic || t.id_prefix != id.Prefix() || t.length != len) {
-    return Status::IOError("spill file ", file, " does not hold object ", id.Hex());
-  }
   if (t.checksum != sum) {
     return Status::IOError("spill file ", file,
                            " is corrupt: its checksum does not match");
@@ -233,5 +209,10 @@ Status SpillDir::Read(const ObjectId& id, void* out, uint64_t len) const {
 }
 
 void SpillDir::Remove(const ObjectId& id) const { ::unlink(FileOf(id).c_str()); }
+
+void SpillDir::Retire(const ObjectId& id, uint64_t ticket) const {
+  const std::string file = FileOf(id);
+  if (::rename(file.c_str(), PartOf(id, ticket).c_str()) != 0) ::unlink(file.c_str());
+}
 
 }  // namespace quiver::store

@@ -3,8 +3,10 @@
 // when a Get asks for them.
 //
 // A file holds the object's bytes (data, then metadata) followed by a
-// 32-byte trailer: a magic, the object's id prefix, its length and a
-// 64-bit checksum of the bytes. Restore refuses a file whose trailer does
+// 32-byte trailer: a magic (which names the checksum's version,
+// spill_checksum.h), the object's id prefix, its length and a 64-bit
+// checksum of the bytes. Files are written with the newest version and
+// read with any. Restore refuses a file whose trailer does
 // not match, naming the file: a truncated or altered spill never comes
 // back as the object. Files are created 0600 with O_NOFOLLOW in a
 // directory the daemon creates 0700 (or an existing one it owns).
@@ -49,6 +51,11 @@ class SpillDir {
   // Reads object `id`'s `len` bytes into `out`, checking the trailer.
   Status Read(const ObjectId& id, void* out, uint64_t len) const;
   void Remove(const ObjectId& id) const;
+  // Takes object `id`'s file out of the way at once (a rename: a new spill
+  // of `id` may follow) as part file `ticket`, which Discard removes later,
+  // off the caller's path (unlinking a file of 100 MB takes ~5 ms here),
+  // or RemoveExcept after a crash. On failure the file is removed now.
+  void Retire(const ObjectId& id, uint64_t ticket) const;
 
   const std::string& path() const { return path_; }
 

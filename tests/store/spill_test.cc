@@ -193,6 +193,21 @@ TEST(ObjectTableSpillTest, EvictionSpillsAndGetRestores) {
     ASSERT_OK(table.Release(r, got.pin));
   }
   EXPECT_GT(table.Counters().restores, 10u);
+  // A restored object's file is out of the way at once (renamed to a part
+  // file), and gone once the Get's answer is out (DropRetired); the files
+  // of objects spilled again stay.
+  auto count = [&tmp](const char* extension) {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path() + "/spill")) {
+      n += e.path().extension() == extension;
+    }
+    return n;
+  };
+  EXPECT_EQ(count(".part"), table.Counters().restores);
+  EXPECT_EQ(count(".spill"), table.Counters().objects_spilled);
+  table.DropRetired();
+  EXPECT_EQ(count(".part"), 0u);
+  EXPECT_EQ(count(".spill"), table.Counters().objects_spilled);
   // Delete, whatever the state, leaves no file and no memory behind.
   EXPECT_EQ(table.Delete(ids).deleted, 20u);
   EXPECT_EQ(cat.Stats().bytes, 0u);
@@ -273,6 +288,7 @@ TEST(ObjectTableSpillTest, SpillsAreWrittenWithoutHoldingTheTable) {
                         want2.data(), each),
             0);
   ASSERT_OK(table.Release(r, back.pin));
+  table.DropRetired();  // as the daemon does once a Get is answered
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     EXPECT_EQ(e.path().extension(), ".spill") << e.path();
   }
@@ -333,6 +349,8 @@ TEST(ObjectTableSpillTest, RestoresAreReadWithoutHoldingTheTable) {
   // the difference is records, far below an object's size).
   EXPECT_LE(cat.Stats().bytes, in_memory + each);
   EXPECT_GE(cat.Stats().bytes + 1024, in_memory + each);
+  EXPECT_FALSE(std::filesystem::is_empty(dir));  // renamed, not yet removed
+  table.DropRetired();
   EXPECT_TRUE(std::filesystem::is_empty(dir));
   auto c = table.Counters();
   EXPECT_EQ(c.restores, 1u);
@@ -398,6 +416,7 @@ TEST(ObjectTableSpillTest, ARestartedTableAdoptsItsSealedAndSpilledObjects) {
         << kept[k];
   }
   ASSERT_OK(table.Release(r, got.pin));
+  table.DropRetired();
   // Deleting them all leaves the region and the directory empty.
   EXPECT_EQ(table.Delete(back).deleted, 5u);
   EXPECT_EQ(cat.Stats().bytes, 0u);

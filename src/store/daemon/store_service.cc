@@ -507,6 +507,7 @@ void HandleGet(Node& node, const CallPtr& call, std::string_view payload) {
       Log("store: %s", got->lost.front().second.c_str());
     }
     c->Reply(rep);
+    svc->table().DropRetired();  // the files of what it restored, once answered
     return true;
   };
   // Most Gets find their objects sealed: answered without the waiters' lock.
