@@ -28,9 +28,9 @@ class SpillChecksumV1 {
 
 // Files of version 2 ("QUVSPIL2"): eight lanes, each adding the product of
 // the two 32-bit halves of a word keyed by its lane and its block's place,
-// and the raw word beside it; mixed every 16 blocks of 64 bytes. The lanes are those of a
-// 256-bit vector: with AVX2 about 34 GB/s here (2.8x version 1); the portable code gives
-// the same sums.
+// and the raw word beside it; mixed every 16 blocks of 64 bytes. The
+// lanes are those of a 256-bit vector: with AVX2 about 34 GB/s here (2.8x
+// version 1); the portable code gives the same sums.
 class SpillChecksum {
  public:
   static constexpr uint64_t kBlock = 64;
