@@ -200,26 +200,28 @@ TEST_F(DirectoryTest, ReplaceKeepsExactlyWhatTheHomeLists) {
 // away by a list taken in that window, after the publish had succeeded.
 TEST_F(DirectoryTest, APullNeverUndoesWhatAPushBrought) {
   const SessionId s1 = Open(1, 1);
-  Built x = MakeBatch({Pool(1, s1)}, 0, 5);
+  Built x = MakeBatch({Pool(1, s1)}, 0, 5), y = MakeBatch({Pool(1, s1)}, 5, 5);
   std::vector<ChunkMeta> chunks{Meta(21, 1, "x", x)};
-  // The home reserves the step and pushes; node 0 applies the push first.
+  // Node 0 begins a pull; the home reserves a step and pushes; node 0
+  // applies the push.
+  dirs_[0]->BeginPull(1);
   const auto reserved = dirs_[1]->ReserveVersions(1);
-  const uint64_t before_push = dirs_[0]->pushes(1);
-  dirs_[0]->NotePush(1);
+  dirs_[0]->NotePush(1, {21});
   std::vector<ChunkMeta> pushed = chunks;
   ASSERT_OK(dirs_[0]->Insert(&pushed, {}));
   // The home's list of that instant counts the step, lacks the chunk, and
-  // says so.
+  // says so (the daemon then abandons the pull).
   auto early = dirs_[1]->Homed();
   EXPECT_EQ(early.version, reserved.after);
   EXPECT_FALSE(early.settled);
   EXPECT_TRUE(early.chunks.empty());
-  // A pull begun before the push may not apply its older list.
-  const Directory::HomeView view{7, early.version, true};
-  EXPECT_TRUE(dirs_[0]->Pull(1, early.chunks, view, before_push).IsFailedPrecondition());
+  // Even applied, the older list leaves the pushed chunk, and the view
+  // unsynced: the next heartbeat pulls again.
+  ASSERT_OK(dirs_[0]->Pull(1, early.chunks, {7, early.version, true}));
   EXPECT_EQ(dirs_[0]->Lookup("x").size(), 1u);
   EXPECT_FALSE(dirs_[0]->home_view(1).synced);
-  // The home registers it and settles: its list is whole and can be taken.
+  // The home registers it and settles: its list is whole, and a pull with
+  // no push meanwhile is in step.
   Directory::InsertOptions options{.publisher = s1, .seal_as = s1, .as_home = true};
   options.version = reserved;
   ASSERT_OK(dirs_[1]->Insert(&chunks, options));
@@ -228,19 +230,31 @@ TEST_F(DirectoryTest, APullNeverUndoesWhatAPushBrought) {
   EXPECT_TRUE(whole.settled);
   EXPECT_EQ(whole.version, reserved.after);
   ASSERT_EQ(whole.chunks.size(), 1u);
-  ASSERT_OK(
-      dirs_[0]->Pull(1, whole.chunks, {7, whole.version, true}, dirs_[0]->pushes(1)));
+  dirs_[0]->BeginPull(1);
+  ASSERT_OK(dirs_[0]->Pull(1, whole.chunks, {7, whole.version, true}));
   EXPECT_EQ(dirs_[0]->Lookup("x").size(), 1u);
   EXPECT_TRUE(dirs_[0]->home_view(1).synced);
   EXPECT_EQ(dirs_[0]->home_view(1).version, whole.version);
-  // A removal pushed after a pull began is not undone by it either.
-  const uint64_t pulled_at = dirs_[0]->pushes(1);
-  dirs_[0]->NotePush(1);
+  // A removal pushed during a pull is not undone by its list, while the
+  // rest of the list (a chunk node 0 missed) is taken.
+  std::vector<ChunkMeta> more{Meta(22, 1, "y", y)};
+  ASSERT_OK(Publish(1, s1, &more));
+  auto listed = dirs_[1]->Homed();
+  ASSERT_EQ(listed.chunks.size(), 2u);
+  dirs_[0]->BeginPull(1);
+  dirs_[0]->NotePush(1, {21});
   dirs_[0]->Remove({21});
-  EXPECT_TRUE(dirs_[0]
-                  ->Pull(1, whole.chunks, {7, whole.version, true}, pulled_at)
-                  .IsFailedPrecondition());
+  ASSERT_OK(dirs_[0]->Pull(1, listed.chunks, {7, listed.version, true}));
   EXPECT_TRUE(dirs_[0]->Lookup("x").empty());
+  EXPECT_EQ(dirs_[0]->Lookup("y").size(), 1u);
+  EXPECT_FALSE(dirs_[0]->home_view(1).synced);
+  // Pushes with no pull under way are only applied.
+  dirs_[0]->NotePush(1, {22});
+  dirs_[0]->BeginPull(1);
+  dirs_[0]->EndPull(1);
+  ASSERT_OK(dirs_[0]->Pull(1, listed.chunks, {7, listed.version, true}));
+  EXPECT_EQ(dirs_[0]->Lookup("x").size(), 1u);  // no push during this pull
+  EXPECT_TRUE(dirs_[0]->home_view(1).synced);
 }
 
 TEST_F(DirectoryTest, ReplicasThatUseThisNodesMemoryHoldItAndKeepARecord) {

@@ -145,9 +145,10 @@ Status Directory::Insert(std::vector<ChunkMeta>* chunks, const InsertOptions& op
     parsed.push_back(std::move(*p));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (options.pull && pushes_[options.pull_home] != options.pull_pushes) {
-    return Status::FailedPrecondition("node ", options.pull_home,
-                                      " pushed a change during the pull");
+  if (options.pull) {
+    for (const auto& c : *chunks) {
+      if (TouchedLocked(options.pull_home, c.id)) return Status::OK();
+    }
   }
   if (step != nullptr) step->before = step->after = version_;
   std::vector<size_t> fresh;
@@ -266,64 +267,71 @@ std::vector<ChunkMeta> Directory::Remove(const std::vector<uint64_t>& ids,
 }
 
 Status Directory::Replace(uint32_t home, std::vector<ChunkMeta> chunks) {
-  return ReplaceChunks(home, std::move(chunks), nullptr);
+  return ReplaceChunks(home, std::move(chunks), /*pull=*/false);
 }
 
-Status Directory::Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView view,
-                       uint64_t pushes_seen) {
-  Status st = ReplaceChunks(home, std::move(chunks), &pushes_seen);
-  if (st.IsFailedPrecondition()) return st;
+Status Directory::Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView view) {
+  Status st = ReplaceChunks(home, std::move(chunks), /*pull=*/true);
   std::lock_guard<std::mutex> lock(mu_);
-  if (pushes_[home] != pushes_seen) view.synced = false;
+  auto it = pulls_.find(home);
+  if (it != pulls_.end()) {
+    if (it->second.pushed) view.synced = false;
+    pulls_.erase(it);
+  }
   homes_[home] = view;
   return st;
 }
 
-Status Directory::ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks,
-                                const uint64_t* pushes_seen) {
+Status Directory::ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks, bool pull) {
   std::set<uint64_t> keep;
   for (const auto& c : chunks) keep.insert(c.id);
   {
-    // Checked and removed at one instant: a chunk a push brings after this
-    // is not taken away by the older list.
+    // Removed at one instant: a chunk a push brings after this is not
+    // taken away by the older list (nor one a push brought before).
     std::lock_guard<std::mutex> lock(mu_);
-    if (pushes_seen != nullptr && pushes_[home] != *pushes_seen) {
-      return Status::FailedPrecondition("node ", home,
-                                        " pushed a change during the pull");
-    }
     std::vector<uint64_t> gone;
     for (const auto& [id, e] : chunks_) {
-      if (e.meta.home == home && !keep.count(id)) gone.push_back(id);
+      if (e.meta.home == home && !keep.count(id) && !(pull && TouchedLocked(home, id))) {
+        gone.push_back(id);
+      }
     }
     for (uint64_t id : gone) RemoveLocked(id, nullptr);
   }
-  // Each insert checks again: what a later push removed is not brought back.
+  // Each insert checks again: what a push removed is not brought back.
   InsertOptions options{.check_names = false};
-  if (pushes_seen != nullptr) {
-    options.pull = true;
-    options.pull_home = home;
-    options.pull_pushes = *pushes_seen;
-  }
+  options.pull = pull;
+  options.pull_home = home;
   Status first;
   for (auto& c : chunks) {
     if (c.home != home) continue;
     std::vector<ChunkMeta> one{c};
     Status st = Insert(&one, options);
-    if (options.pull && st.IsFailedPrecondition()) break;
     if (!st.ok() && first.ok()) first = st;
   }
   return first;
 }
 
-void Directory::NotePush(uint32_t home) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++pushes_[home];
+bool Directory::TouchedLocked(uint32_t home, uint64_t id) const {
+  auto it = pulls_.find(home);
+  return it != pulls_.end() && it->second.touched.count(id) != 0;
 }
 
-uint64_t Directory::pushes(uint32_t home) const {
+void Directory::BeginPull(uint32_t home) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = pushes_.find(home);
-  return it == pushes_.end() ? 0 : it->second;
+  pulls_[home] = PullState{};
+}
+
+void Directory::EndPull(uint32_t home) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pulls_.erase(home);
+}
+
+void Directory::NotePush(uint32_t home, const std::vector<uint64_t>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pulls_.find(home);
+  if (it == pulls_.end()) return;  // no pull under way: nothing to protect
+  it->second.pushed = true;
+  it->second.touched.insert(ids.begin(), ids.end());
 }
 
 Status Directory::LoadRecords(const std::vector<FoundRecord>& records,

@@ -67,11 +67,10 @@ class Directory {
     // Set: the version step was reserved (ReserveVersions) and is not taken
     // again.
     VersionStep version{};
-    // Set (a pull): registers nothing, FailedPrecondition, once a push
-    // from `pull_home` came after the pull's `pull_pushes`.
+    // Set (a pull from `pull_home`): a chunk a push touched since the pull
+    // began is left as the push left it (OK, nothing registered).
     bool pull = false;
     uint32_t pull_home = 0;
-    uint64_t pull_pushes = 0;
   };
   // Registers chunks, all or nothing. Each descriptor is parsed here once
   // (framing, types, every buffer inside one region); buffers in this
@@ -88,17 +87,18 @@ class Directory {
   // exactly `chunks`. Chunks that cannot be registered here are skipped
   // and reported.
   Status Replace(uint32_t home, std::vector<ChunkMeta> chunks);
-  // Replace with a list pulled from `home` (its version in `view`), unless
-  // a push from it came since `pushes_seen` (pushes(home) when the pull
-  // began): the list may then be older than what the pushes brought, and
-  // FailedPrecondition leaves everything as it was. A push during the
-  // replacement leaves the view unsynced (the next heartbeat pulls again);
-  // otherwise `view` becomes this node's view of the home.
-  Status Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView view,
-              uint64_t pushes_seen);
-  // Counts a push from `home`; called before the push is applied.
-  void NotePush(uint32_t home);
-  uint64_t pushes(uint32_t home) const;
+  // Pulls from `home`, on the puller's side. BeginPull before asking for
+  // the list; NotePush before applying each push from `home` (the chunk ids
+  // it adds or removes); Pull to apply the list (its version in `view`),
+  // which ends the pull. The list may be older than what pushes brought
+  // meanwhile: Replace, except that a chunk a push touched since BeginPull
+  // stays as the push left it. If any push came, the view is left unsynced
+  // (the next heartbeat pulls again); otherwise `view` becomes this node's
+  // view of the home. EndPull abandons a pull.
+  void BeginPull(uint32_t home);
+  void NotePush(uint32_t home, const std::vector<uint64_t>& ids);
+  Status Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView view);
+  void EndPull(uint32_t home);
 
   // Records found in this node's region after a take-over: registered
   // (homed here: authoritative; elsewhere: until the home says otherwise).
@@ -163,9 +163,9 @@ class Directory {
                          const std::vector<Parsed>& parsed,
                          const std::set<uint64_t>& incoming) const;
   void RemoveLocked(uint64_t id, std::vector<ChunkMeta>* removed);
-  // Replace; with `pushes_seen`, as Pull (without touching the view).
-  Status ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks,
-                       const uint64_t* pushes_seen);
+  // Replace; with `pull`, as Pull (without touching the view).
+  Status ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks, bool pull);
+  bool TouchedLocked(uint32_t home, uint64_t id) const;
 
   Catalogue* catalogue_;
   const memory::ClusterConfig* config_;
@@ -175,7 +175,11 @@ class Directory {
   std::unordered_map<uint64_t, Entry> chunks_;
   std::map<std::string, std::vector<uint64_t>> by_name_;
   std::map<uint32_t, HomeView> homes_;
-  std::map<uint32_t, uint64_t> pushes_;  // pushes seen from each home
+  struct PullState {
+    bool pushed = false;         // a push came since BeginPull
+    std::set<uint64_t> touched;  // chunk ids those pushes added or removed
+  };
+  std::map<uint32_t, PullState> pulls_;  // homes being pulled from
   uint64_t version_ = 0;
   uint32_t unsettled_ = 0;  // reserved steps whose Insert has not returned
   uint64_t changes_ = 0;

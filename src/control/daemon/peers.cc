@@ -325,10 +325,19 @@ void Peers::MarkFailure(Peer* p, const Status& why) {
 void Peers::SyncFrom(Peer* p, uint64_t generation, uint64_t version) {
   const auto view = directory_->home_view(p->view.node);
   if (view.synced && view.generation == generation && view.version == version) return;
-  // The whole list, page by page; if it changes meanwhile, or a push from
-  // the home arrives before the list is applied, the next heartbeat starts
-  // over.
-  const uint64_t pushes = directory_->pushes(p->view.node);
+  // The whole list, page by page; if it changes meanwhile, the next
+  // heartbeat starts over. Pushes from the home that arrive meanwhile win
+  // over the list for the chunks they touch (Directory::Pull).
+  const uint32_t home = p->view.node;
+  directory_->BeginPull(home);
+  struct Abandon {
+    Directory* directory;
+    uint32_t home;
+    bool armed = true;
+    ~Abandon() {
+      if (armed) directory->EndPull(home);
+    }
+  } abandon{directory_, home};
   std::vector<ChunkMeta> chunks;
   wire::ReplicaSyncRequest req;
   uint64_t got_generation = 0, got_version = 0;
@@ -352,9 +361,9 @@ void Peers::SyncFrom(Peer* p, uint64_t generation, uint64_t version) {
     if (!page->more() || page->chunks().empty()) break;
     req.set_after(chunks.back().id);
   }
-  Status st = directory_->Pull(p->view.node, std::move(chunks),
-                               {got_generation, got_version, true}, pushes);
-  if (st.IsFailedPrecondition()) return;
+  abandon.armed = false;
+  Status st =
+      directory_->Pull(home, std::move(chunks), {got_generation, got_version, true});
   if (!st.ok()) {
     Log("tables of node %u: %s", p->view.node, st.ToString().c_str());
   }

@@ -388,7 +388,9 @@ void HandleReplicaPut(Node& node, const CallPtr& call, std::string_view payload)
     }
     chunks.push_back(std::move(c));
   }
-  node.directory->NotePush(home);
+  std::vector<uint64_t> ids;
+  for (const auto& c : chunks) ids.push_back(c.id);
+  node.directory->NotePush(home, ids);
   Status st = node.directory->Insert(&chunks, {});
   if (st.ok())
     Advance(node, home, req->generation(), req->prev_version(), req->version());
@@ -400,13 +402,16 @@ void HandleReplicaRemove(Node& node, const CallPtr& call, std::string_view paylo
   auto req = ParseMessage<wire::ReplicaRemoveRequest>(payload);
   if (!req.ok()) return call->Fail(req.status());
   const uint32_t home = call->state().info.identity.node;
+  // Every id it names, held here or not, and before looking: a pull under
+  // way must not bring one back.
+  node.directory->NotePush(
+      home, std::vector<uint64_t>(req->chunk_ids().begin(), req->chunk_ids().end()));
   std::set<uint64_t> theirs;
   for (const auto& c : node.directory->HomedAt(home)) theirs.insert(c.id);
   std::vector<uint64_t> ids;
   for (uint64_t id : req->chunk_ids()) {
     if (theirs.count(id)) ids.push_back(id);  // a node removes only its own chunks
   }
-  node.directory->NotePush(home);
   node.directory->Remove(ids);
   Advance(node, home, req->generation(), req->prev_version(), req->version());
   node.Changed();
