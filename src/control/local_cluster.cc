@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -35,25 +36,59 @@ std::string DefaultStateDir() {
   return "/tmp/quiver-" + std::to_string(getuid());
 }
 
-Result<int> FreeTcpPort(const std::string& host) {
+namespace {
+
+// Binds a TCP socket to host:port (0: any) and returns the port it got, or
+// -1 with errno set.
+int TryBind(const sockaddr_in& base, int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::FromErrno(errno, "socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = 0;
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+  if (fd < 0) return -1;
+  sockaddr_in addr = base;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const int err = errno;
     close(fd);
-    return Status::Invalid("'", host, "' is not an IPv4 address");
-  }
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int err = errno;
-    close(fd);
-    return Status::FromErrno(err, "bind " + host + ":0");
+    errno = err;
+    return -1;
   }
   socklen_t len = sizeof(addr);
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return static_cast<int>(ntohs(addr.sin_port));
+}
+
+// The lowest port the kernel gives outgoing connections.
+int EphemeralLow() {
+  std::ifstream f("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0, high = 0;
+  return (f >> low >> high) ? low : 32768;
+}
+
+}  // namespace
+
+Result<int> FreeTcpPort(const std::string& host) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    return Status::Invalid("'", host, "' is not an IPv4 address");
+  }
+  constexpr int kLowest = 10000;
+  const int below = EphemeralLow();
+  if (below - kLowest >= 1000) {
+    static std::mutex mu;
+    static std::mt19937 random(std::random_device{}());
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      int port;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        port = std::uniform_int_distribution<int>(kLowest, below - 1)(random);
+      }
+      if (TryBind(addr, port) == port) return port;
+    }
+  }
+  const int port = TryBind(addr, 0);
+  if (port < 0) return Status::FromErrno(errno, "bind " + host + ":0");
+  return port;
 }
 
 std::string ExecutablePath() {

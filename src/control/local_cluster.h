@@ -129,7 +129,13 @@ class LocalCluster {
 // $XDG_RUNTIME_DIR/quiver, else /tmp/quiver-UID.
 std::string DefaultStateDir();
 
-// A TCP port that was free a moment ago (bind to port 0, read it back).
+// A TCP port that was free a moment ago, for a listener started soon
+// after. Chosen at random below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), where no outgoing connection is ever
+// given a port: a port the kernel hands out for bind(0) can be taken by
+// any connect() before the listener binds it (seen: a daemon of a test
+// exited with "Address already in use"). Falls back to bind(0) when the
+// range leaves no room below it.
 Result<int> FreeTcpPort(const std::string& host = "127.0.0.1");
 
 // The running program's path (/proc/self/exe) and its folder.
