@@ -171,11 +171,6 @@ bool IsDaemonOf(pid_t pid, const std::string& config, int node) {
   return quiverd && has_config && has_id;
 }
 
-// A directory this user owns and nobody else can write to (not a symlink).
-Status CheckOwnDir(const std::string& dir) {
-  return util::CheckPrivateDir(dir, "state directory");
-}
-
 std::string Absolute(const std::string& dir) {
   std::error_code ec;
   auto p = std::filesystem::absolute(dir, ec);
@@ -206,7 +201,7 @@ Status LocalCluster::PrepareStateDir() {
       (st.st_mode & 077) != 0) {
     chmod(dir_.c_str(), 0700);  // ours: only we may read credentials and sockets
   }
-  QUIVER_RETURN_NOT_OK(CheckOwnDir(dir_));
+  QUIVER_RETURN_NOT_OK(util::CheckPrivateDir(dir_, "state directory"));
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
     if (name == "cluster.toml" || name == "pids") {
@@ -253,7 +248,7 @@ Result<std::unique_ptr<LocalCluster>> LocalCluster::Attach(const std::string& st
     }
     return Status::NotFound("no cluster in '", c->dir_, "'");
   }
-  QUIVER_RETURN_NOT_OK(CheckOwnDir(c->dir_));
+  QUIVER_RETURN_NOT_OK(util::CheckPrivateDir(c->dir_, "state directory"));
   QUIVER_ASSIGN_OR_RAISE(c->config_, memory::LoadClusterConfig(c->config_path_));
   c->recorded_.assign(c->config_.nodes.size(), -1);
   std::ifstream f(pids);

@@ -266,12 +266,8 @@ std::vector<ChunkMeta> Directory::Remove(const std::vector<uint64_t>& ids,
   return removed;
 }
 
-Status Directory::Replace(uint32_t home, std::vector<ChunkMeta> chunks) {
-  return ReplaceChunks(home, std::move(chunks), /*pull=*/false);
-}
-
 Status Directory::Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView view) {
-  Status st = ReplaceChunks(home, std::move(chunks), /*pull=*/true);
+  Status st = Replace(home, std::move(chunks));
   std::lock_guard<std::mutex> lock(mu_);
   auto it = pulls_.find(home);
   if (it != pulls_.end()) {
@@ -282,24 +278,25 @@ Status Directory::Pull(uint32_t home, std::vector<ChunkMeta> chunks, HomeView vi
   return st;
 }
 
-Status Directory::ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks, bool pull) {
+Status Directory::Replace(uint32_t home, std::vector<ChunkMeta> chunks) {
   std::set<uint64_t> keep;
   for (const auto& c : chunks) keep.insert(c.id);
   {
     // Removed at one instant: a chunk a push brings after this is not
-    // taken away by the older list (nor one a push brought before).
+    // taken away by the older list (nor one a push brought during a pull).
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<uint64_t> gone;
     for (const auto& [id, e] : chunks_) {
-      if (e.meta.home == home && !keep.count(id) && !(pull && TouchedLocked(home, id))) {
+      if (e.meta.home == home && !keep.count(id) && !TouchedLocked(home, id)) {
         gone.push_back(id);
       }
     }
     for (uint64_t id : gone) RemoveLocked(id, nullptr);
   }
-  // Each insert checks again: what a push removed is not brought back.
+  // Each insert checks again: what a push removed during a pull is not
+  // brought back.
   InsertOptions options{.check_names = false};
-  options.pull = pull;
+  options.pull = true;
   options.pull_home = home;
   Status first;
   for (auto& c : chunks) {

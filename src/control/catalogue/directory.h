@@ -84,8 +84,9 @@ class Directory {
   std::vector<ChunkMeta> Remove(const std::vector<uint64_t>& ids,
                                 VersionStep* step = nullptr);
   // A home's complete list: what this node holds for that home becomes
-  // exactly `chunks`. Chunks that cannot be registered here are skipped
-  // and reported.
+  // exactly `chunks`, but for chunks a push touched during a pull under way
+  // (see Pull). Chunks that cannot be registered here are skipped and
+  // reported.
   Status Replace(uint32_t home, std::vector<ChunkMeta> chunks);
   // Pulls from `home`, on the puller's side. BeginPull before asking for
   // the list; NotePush before applying each push from `home` (the chunk ids
@@ -163,8 +164,6 @@ class Directory {
                          const std::vector<Parsed>& parsed,
                          const std::set<uint64_t>& incoming) const;
   void RemoveLocked(uint64_t id, std::vector<ChunkMeta>* removed);
-  // Replace; with `pull`, as Pull (without touching the view).
-  Status ReplaceChunks(uint32_t home, std::vector<ChunkMeta> chunks, bool pull);
   bool TouchedLocked(uint32_t home, uint64_t id) const;
 
   Catalogue* catalogue_;
