@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <atomic>
+
 #include "duckdb/connection_internal.h"
 #include "duckdb/scan_function.h"
 
@@ -125,19 +127,32 @@ Result<std::shared_ptr<RecordBatchReader>> Connection::QueryArrow(std::string_vi
 
 namespace {
 
-// A streaming result's reader, which Cancel interrupts in DuckDB.
+// A streaming result's reader, which Cancel interrupts in DuckDB. What
+// fails once it was cancelled is Cancelled (DuckDB reports its interrupt
+// as an error of its own), so callers can tell it from a failed query.
 class StreamingReader : public RecordBatchReader {
  public:
   StreamingReader(std::shared_ptr<const Connection::State> state,
                   std::shared_ptr<RecordBatchReader> inner)
       : state_(std::move(state)), inner_(std::move(inner)) {}
   SchemaPtr schema() const override { return inner_->schema(); }
-  Result<RecordBatchPtr> Next() override { return inner_->Next(); }
-  void Cancel() override { state_->api().interrupt(state_->conn); }
+  Result<RecordBatchPtr> Next() override {
+    auto batch = inner_->Next();
+    if (!batch.ok() && cancelled_.load()) {
+      return Status::Cancelled("the query was cancelled (", batch.status().message(),
+                               ")");
+    }
+    return batch;
+  }
+  void Cancel() override {
+    cancelled_.store(true);
+    state_->api().interrupt(state_->conn);
+  }
 
  private:
   std::shared_ptr<const Connection::State> state_;
   std::shared_ptr<RecordBatchReader> inner_;
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace

@@ -380,6 +380,8 @@ TEST_F(DuckDBQueryTest, CancelInterruptsAStreamedQuery) {
   auto batch = reader->Next();
   canceller.join();
   ASSERT_FALSE(batch.ok());
+  // Cancelled, not a failed query: `quiver put` tells the two apart.
+  EXPECT_EQ(batch.status().code(), StatusCode::kCancelled) << batch.status().ToString();
   EXPECT_NE(batch.status().message().find("nterrupt"), std::string::npos)
       << batch.status().ToString();
   // The connection runs the next query.
@@ -394,6 +396,7 @@ TEST_F(DuckDBQueryTest, CancelInterruptsAStreamedQuery) {
   reader->Cancel();
   auto never = reader->Next();
   ASSERT_FALSE(never.ok());
+  EXPECT_EQ(never.status().code(), StatusCode::kCancelled) << never.status().ToString();
   EXPECT_NE(never.status().message().find("nterrupt"), std::string::npos)
       << never.status().ToString();
 }
