@@ -27,6 +27,8 @@ ClusterSpec Spec(int nodes = 3) {
   spec.limits.session_quota = {1.0, 0};
   spec.limits.node_quota = {1.0, 0};
   spec.limits.restart_grace_ms = kGraceMs;
+  // The grace period is at least a lease: a reader may be silent that long.
+  spec.limits.session_lease_ms = kGraceMs;
   return spec;
 }
 

@@ -363,18 +363,37 @@ Status Catalogue::Free(SessionId session, const std::vector<uint64_t>& addresses
 
 Status Catalogue::Seal(SessionId session, const std::vector<BufferRange>& ranges) {
   std::lock_guard<std::mutex> lock(mu_);
+  Session* s = SessionLocked(session);
+  if (s == nullptr) return Status::NotFound("no session ", session, " at node ", node_);
   std::vector<uint64_t> to_seal;
+  std::unordered_set<uint64_t> pinned;  // filled on first need
+  bool pinned_known = false;
   for (const auto& r : ranges) {
     if (r.length == 0) continue;
     QUIVER_ASSIGN_OR_RAISE(auto found, FindLocked(r.address, r.length));
     Object* o = found.second;
-    if (o->sealed) continue;
-    if (o->creator != session) {
-      return Status::PermissionDenied(
-          "allocation ", Hex(found.first),
-          " is not this session's: only its creator seals it");
+    if (o->creator == session) {
+      if (!o->sealed) to_seal.push_back(found.first);
+      continue;
     }
-    to_seal.push_back(found.first);
+    // Someone else's object: already sealed, it may be named again only by
+    // a session that holds it by a pin (it re-publishes what it read). An
+    // address alone proves nothing: after a restart or a free, the same
+    // address may hold another client's object.
+    if (o->sealed && !pinned_known) {
+      for (const auto& [handle, objects] : s->pins) {
+        pinned.insert(objects.begin(), objects.end());
+      }
+      pinned_known = true;
+    }
+    if (o->sealed && pinned.count(found.first) != 0) continue;
+    return Status::PermissionDenied(
+        "allocation ", Hex(found.first), " at node ", node_,
+        " is not this session's: only its creator seals it, and only a reader that "
+        "pins it may publish it again",
+        o->creator == 0 && o->recovered
+            ? " (it is from before node " + std::to_string(node_) + "'s daemon restarted)"
+            : std::string());
   }
   for (uint64_t a : to_seal) {
     QUIVER_RETURN_NOT_OK(SetTagLocked(a, tag::kSealed, tag::kSealed));
@@ -401,11 +420,9 @@ Result<std::vector<uint64_t>> Catalogue::AddPublication(
     }
     distinct.insert(found.first);
   }
-  for (uint64_t a : distinct) {
-    Object& o = objects_[a];
-    ++o.publications;
-    o.recovered = false;
-  }
+  // A recovered object stays recovered: what held it before the restart
+  // (a reader's pin not re-claimed yet) may still hold it, until EndRecovery.
+  for (uint64_t a : distinct) ++objects_[a].publications;
   return std::vector<uint64_t>(distinct.begin(), distinct.end());
 }
 
@@ -461,10 +478,7 @@ Status Catalogue::PinLocked(Session* s, std::vector<uint64_t> objects, Handle* o
     }
     found.push_back(&it->second);
   }
-  for (Object* o : found) {
-    ++o->pins;
-    o->recovered = false;
-  }
+  for (Object* o : found) ++o->pins;
   SyncPinsLocked(objects, found);
   Handle h = Handle::Random();
   s->pins.emplace(h, std::move(objects));

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -42,7 +43,9 @@ void ScheduleLeaseCheck(Node* node) {
 }
 
 // A taken-over region: objects and records come back; what nobody claims
-// within the grace period is freed.
+// within the grace period (at least a session lease) is freed, and nothing
+// recovered is freed before it ends, whatever is published or unpublished
+// meanwhile.
 Status Recover(Node* node) {
   QUIVER_ASSIGN_OR_RAISE(auto records, node->catalogue->Recover());
   Status st = node->directory->LoadRecords(records, &node->service_records);
@@ -102,7 +105,9 @@ Status Start(Node* node, const DaemonOptions& o) {
 
   node->limits = ResolveLimits(cfg.limits, region->data_size(), o);
   node->lease_ms = cfg.limits.session_lease_ms;
-  node->grace_ms = cfg.limits.restart_grace_ms;
+  // A reader that held a pin before the restart may stay silent for up to
+  // a lease and still be alive: nothing it held may go before then.
+  node->grace_ms = std::max(cfg.limits.restart_grace_ms, cfg.limits.session_lease_ms);
   node->catalogue =
       std::make_unique<Catalogue>(region->allocator(), o.node, cfg.granule, node->limits);
   node->directory =
