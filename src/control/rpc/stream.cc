@@ -188,6 +188,12 @@ class TlsStream final : public Stream {
         }
         return Status::FromErrno(errno, what);
       default:
+        // A peer that went away without closing TLS (it died, or its host
+        // did) is gone, not an impostor.
+        if (ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
+          ERR_clear_error();
+          return Status::Unavailable("connection closed by the peer (no TLS close)");
+        }
         return Status::Unauthenticated(TlsErrorText(what));
     }
   }
