@@ -107,9 +107,16 @@ struct TableInfo {
   std::vector<uint32_t> nodes;       // whose regions hold its data, ascending
   bool lost = false;                 // a node holding its data is down
   std::string lost_reason;
-  uint32_t pins = 0;      // readers holding it at that node
-  bool orphaned = false;  // every publishing session has ended
+  uint32_t pins = 0;  // readers holding it at that node
+  // Every publishing session has ended, at every home of its chunks: anyone
+  // may unpublish it.
+  bool orphaned = false;
   bool local_only = false;
+  // Some publish of it is not whole here (a home is down, or a publish or
+  // unpublish is under way or failed half-way): Get fails until it is
+  // whole again or unpublished. The reason names the publish.
+  bool incomplete = false;
+  std::string incomplete_reason;
 };
 
 struct NodeStatus {

@@ -7,8 +7,9 @@
 //
 // The fixed part's layout (little-endian): magic 0, version 8, flags 12,
 // id 16, home 24, publisher 28, publisher_pid 32, name length 36,
-// first_row 40, num_rows 48, owner count 56, descriptor length 60; then the
-// owners (4 bytes each), the name, the descriptor and a 64-bit FNV-1a of
+// first_row 40, num_rows 48, owner count 56, descriptor length 60, and
+// since version 2 group 64, group_chunks 72, reserved 76; then the owners
+// (4 bytes each), the name, the descriptor and a 64-bit FNV-1a of
 // everything before it.
 
 #include <gtest/gtest.h>
@@ -26,7 +27,7 @@
 namespace quiver::control {
 namespace {
 
-constexpr size_t kFixed = 64;
+constexpr size_t kFixed = 80, kFixedV1 = 64;
 constexpr size_t kFlagsAt = 12, kVersionAt = 8, kNameLenAt = 36, kOwnersAt = 56,
                  kDescLenAt = 60;
 
@@ -48,6 +49,8 @@ ChunkMeta Sample() {
   static const char kBytes[] = "\0\1\2\3 descriptor bytes \xFF\0";
   c.descriptor = std::string(kBytes, sizeof(kBytes) - 1);  // NULs included
   c.owners = {3, 7, 65534};
+  c.group = 0xFEDCBA9876543210ULL;
+  c.group_chunks = 3;
   return c;
 }
 
@@ -63,6 +66,8 @@ void ExpectSame(const ChunkMeta& a, const ChunkMeta& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.descriptor, b.descriptor);
   EXPECT_EQ(a.owners, b.owners);
+  EXPECT_EQ(a.group, b.group);
+  EXPECT_EQ(a.group_chunks, b.group_chunks);
 }
 
 // Decodes from a heap block of exactly the record's size, so that a read
@@ -201,7 +206,7 @@ TEST(ChunkRecordTest, BadMagicIsRefused) {
 }
 
 TEST(ChunkRecordTest, UnknownVersionIsRefused) {
-  for (uint32_t version : {0u, 2u, 0xFFFFFFFFu}) {
+  for (uint32_t version : {0u, 3u, 0xFFFFFFFFu}) {
     std::string bytes = EncodeChunkRecord(Sample());
     PutAt<uint32_t>(&bytes, kVersionAt, version);
     Reseal(&bytes);
@@ -298,6 +303,47 @@ TEST(ChunkRecordTest, TableNameRules) {
     EXPECT_TRUE(CheckTableName(std::string("x") + static_cast<char>(c)).IsInvalid()) << c;
   }
   EXPECT_TRUE(CheckTableName("x\x7F").IsInvalid());
+}
+
+// Records written before publish groups (version 1: no group fields) are
+// still read; their chunks count as whole publishes.
+TEST(ChunkRecordTest, VersionOneRecordsAreStillRead) {
+  ChunkMeta c = Sample();
+  std::string v2 = EncodeChunkRecord(c);
+  std::string v1 = v2.substr(0, kFixedV1) + v2.substr(kFixed, v2.size() - 8 - kFixed);
+  v1.append(8, '\0');
+  PutAt<uint32_t>(&v1, kVersionAt, 1);
+  Reseal(&v1);
+  ASSERT_OK_AND_ASSIGN(ChunkMeta back, DecodeExact(v1));
+  c.group = 0;
+  c.group_chunks = 0;
+  ExpectSame(c, back);
+  EXPECT_EQ(IncompleteGroups({back}), "");
+  // A version 2 record with a non-zero reserved field is refused.
+  PutAt<uint32_t>(&v2, 76, 1);
+  Reseal(&v2);
+  ExpectCorrupt(v2, "reserved");
+}
+
+// The one rule of whole publishes: every group has as many chunks as its
+// publish made; chunks without a group are whole by themselves.
+TEST(ChunkRecordTest, IncompleteGroupsNamesThePublishThatIsNotWhole) {
+  auto chunk = [](uint64_t group, uint32_t of, uint64_t first_row, uint32_t publisher) {
+    ChunkMeta c;
+    c.group = group;
+    c.group_chunks = of;
+    c.first_row = first_row;
+    c.publisher = publisher;
+    return c;
+  };
+  EXPECT_EQ(IncompleteGroups({}), "");
+  EXPECT_EQ(IncompleteGroups({chunk(0, 0, 0, 1), chunk(0, 0, 10, 2)}), "");
+  EXPECT_EQ(
+      IncompleteGroups({chunk(7, 2, 0, 1), chunk(7, 2, 500, 1), chunk(9, 1, 1000, 2)}),
+      "");
+  const std::string why =
+      IncompleteGroups({chunk(7, 3, 500, 1), chunk(7, 3, 0, 1), chunk(9, 1, 1000, 2)});
+  EXPECT_EQ(why, "2 of 3 chunks of the publish by node 1 (first row 0) are registered");
 }
 
 }  // namespace

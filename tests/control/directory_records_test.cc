@@ -270,7 +270,9 @@ TEST_F(DirectoryTest, ReplicasThatUseThisNodesMemoryHoldItAndKeepARecord) {
   ASSERT_FALSE(theirs.empty());
   const uint64_t live1 = regions_[1]->live();
 
-  ASSERT_OK(dirs_[1]->Replace(0, dirs_[0]->HomedAt(0)));
+  // The home's push (an owner takes such a chunk from no list).
+  std::vector<ChunkMeta> pushed = dirs_[0]->HomedAt(0);
+  ASSERT_OK(dirs_[1]->Insert(&pushed, {}));
   EXPECT_EQ(dirs_[1]->Lookup("wide").size(), 1u);
   for (uint64_t o : theirs) EXPECT_EQ(cats_[1]->PublicationsOf(o), 1u);
   EXPECT_EQ(regions_[1]->live(), live1 + 1);  // its record
@@ -356,7 +358,8 @@ TEST_F(DirectoryTest, LocalOnlyChunksUsingThisNodesMemoryAreShadows) {
   ASSERT_OK(Publish(0, s0, &chunks));
   const auto theirs = ObjectsIn(1, b);
 
-  ASSERT_OK(dirs_[1]->Replace(0, dirs_[0]->HomedAt(0)));
+  std::vector<ChunkMeta> pushed = dirs_[0]->HomedAt(0);  // the home's push
+  ASSERT_OK(dirs_[1]->Insert(&pushed, {}));
   // Invisible at node 1...
   EXPECT_TRUE(dirs_[1]->Lookup("local").empty());
   EXPECT_TRUE(dirs_[1]->List().empty());
@@ -385,6 +388,32 @@ TEST_F(DirectoryTest, LocalOnlyChunksUsingThisNodesMemoryAreShadows) {
   dirs_[0]->Remove({3});
   ASSERT_OK(dirs_[1]->Replace(0, dirs_[0]->HomedAt(0)));
   for (uint64_t o : theirs) EXPECT_FALSE(regions_[1]->IsLive(o));
+}
+
+// An owner takes a chunk that uses its memory from its home's push or from
+// its own record, never from a pulled list: by the time of the list, the
+// memory may have been freed (after a restart of the owner) and given to
+// another client, whose bytes the chunk would then name.
+TEST_F(DirectoryTest, APullNeverRegistersAChunkInThisNodesMemory) {
+  const SessionId s0 = Open(0, 0), s1 = Open(1, 0);
+  Built b = MakeBatch({Pool(0, s0), Pool(1, s1)}, 0, 5);
+  ASSERT_OK(cats_[1]->Seal(s1, RangesIn(1, b)));
+  std::vector<ChunkMeta> chunks{Meta(31, 0, "spans", b)};
+  ASSERT_OK(Publish(0, s0, &chunks));
+  auto listed = dirs_[0]->Homed();
+  ASSERT_EQ(listed.chunks.size(), 1u);
+  dirs_[1]->BeginPull(0);
+  Status st = dirs_[1]->Pull(0, listed.chunks, {1, listed.version, true});
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition) << st.ToString();
+  EXPECT_TRUE(dirs_[1]->Lookup("spans").empty());
+  for (uint64_t o : ObjectsIn(1, b)) EXPECT_EQ(cats_[1]->PublicationsOf(o), 0u);
+  // The home's push registers it; a later pull keeps it.
+  std::vector<ChunkMeta> pushed = chunks;
+  ASSERT_OK(dirs_[1]->Insert(&pushed, {}));
+  EXPECT_EQ(dirs_[1]->Lookup("spans").size(), 1u);
+  dirs_[1]->BeginPull(0);
+  ASSERT_OK(dirs_[1]->Pull(0, listed.chunks, {1, listed.version, true}));
+  EXPECT_EQ(dirs_[1]->Lookup("spans").size(), 1u);
 }
 
 }  // namespace

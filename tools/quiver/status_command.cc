@@ -110,7 +110,9 @@ int StatusCommand(const Args& in) {
     return out;
   };
   for (const auto& t : status->tables) {
-    std::string state = t.lost ? "LOST: " + t.lost_reason : "ok";
+    std::string state = t.lost         ? "LOST: " + t.lost_reason
+                        : t.incomplete ? "INCOMPLETE: " + t.incomplete_reason
+                                       : "ok";
     if (t.orphaned) state += " (publisher gone)";
     if (t.local_only) state += " (this node only)";
     std::printf("%-32s %8u %14" PRIu64 " %-12s %-12s %6u %s\n", Escape(t.name).c_str(),

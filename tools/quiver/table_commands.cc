@@ -105,7 +105,9 @@ int LsCommand(const Args& in) {
   std::printf("%-*s %14s %7s  %-12s %-12s %s\n", static_cast<int>(width), "name", "rows",
               "chunks", "on nodes", "published by", "state");
   for (const auto& t : *tables) {
-    std::string state = t.lost ? "lost: " + t.lost_reason : "ok";
+    std::string state = t.lost         ? "lost: " + t.lost_reason
+                        : t.incomplete ? "incomplete: " + t.incomplete_reason
+                                       : "ok";
     if (t.local_only) {
       state += ", local to node " + std::to_string(attached->client->node_id());
     }

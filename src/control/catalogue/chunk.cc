@@ -1,15 +1,20 @@
 #include "control/catalogue/chunk.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace quiver::control {
 
 namespace {
 
 constexpr uint64_t kRecordMagic = 0x314B4E5548435651ULL;  // "QVCHUNK1" little-endian
-constexpr uint32_t kRecordVersion = 1;
+// Version 2 adds the publish group after version 1's fixed part; version 1
+// records (no group) are still read.
+constexpr uint32_t kRecordVersion = 2;
 constexpr uint32_t kFlagExplicit = 1, kFlagLocal = 2;
-constexpr size_t kFixedBytes = 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 4;
+constexpr size_t kFixedBytesV1 = 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 8 + 8 + 4 + 4;
+constexpr size_t kGroupBytes = 8 + 4 + 4;  // group, group_chunks, reserved
 constexpr size_t kMaxOwners = 65535;
 
 template <typename T>
@@ -44,6 +49,30 @@ class Reader {
 
 }  // namespace
 
+std::string IncompleteGroups(const std::vector<ChunkMeta>& chunks) {
+  struct Seen {
+    uint32_t have = 0, made = 0;
+    const ChunkMeta* first = nullptr;
+  };
+  std::map<uint64_t, Seen> groups;
+  for (const auto& c : chunks) {
+    if (c.group == 0) continue;
+    Seen& g = groups[c.group];
+    ++g.have;
+    g.made = std::max(g.made, c.group_chunks);
+    if (g.first == nullptr || c.first_row < g.first->first_row) g.first = &c;
+  }
+  std::string why;
+  for (const auto& [id, g] : groups) {
+    if (g.have >= g.made) continue;
+    if (!why.empty()) why += "; ";
+    why += std::to_string(g.have) + " of " + std::to_string(g.made) +
+           " chunks of the publish by node " + std::to_string(g.first->publisher) +
+           " (first row " + std::to_string(g.first->first_row) + ") are registered";
+  }
+  return why;
+}
+
 Status CheckTableName(std::string_view name) {
   if (name.empty()) return Status::Invalid("table name is empty");
   if (name.size() > kMaxTableName) {
@@ -61,8 +90,8 @@ Status CheckTableName(std::string_view name) {
 
 std::string EncodeChunkRecord(const ChunkMeta& c) {
   std::string out;
-  out.reserve(kFixedBytes + c.owners.size() * 4 + c.name.size() + c.descriptor.size() +
-              8);
+  out.reserve(kFixedBytesV1 + kGroupBytes + c.owners.size() * 4 + c.name.size() +
+              c.descriptor.size() + 8);
   Put<uint64_t>(&out, kRecordMagic);
   Put<uint32_t>(&out, kRecordVersion);
   Put<uint32_t>(&out,
@@ -76,6 +105,9 @@ std::string EncodeChunkRecord(const ChunkMeta& c) {
   Put<uint64_t>(&out, c.num_rows);
   Put<uint32_t>(&out, static_cast<uint32_t>(c.owners.size()));
   Put<uint32_t>(&out, static_cast<uint32_t>(c.descriptor.size()));
+  Put<uint64_t>(&out, c.group);
+  Put<uint32_t>(&out, c.group_chunks);
+  Put<uint32_t>(&out, 0);
   for (uint32_t o : c.owners) Put<uint32_t>(&out, o);
   out += c.name;
   out += c.descriptor;
@@ -103,7 +135,7 @@ Result<ChunkMeta> DecodeChunkRecord(std::string_view bytes) {
   auto bad = [](const char* what) {
     return Status::Invalid("chunk record is corrupt: ", what);
   };
-  if (bytes.size() < kFixedBytes + 8) return bad("shorter than its fixed part");
+  if (bytes.size() < kFixedBytesV1 + 8) return bad("shorter than its fixed part");
   Reader r(bytes);
   uint64_t magic = 0;
   uint32_t version = 0, flags = 0, name_len = 0, owners = 0, desc_len = 0;
@@ -121,12 +153,20 @@ Result<ChunkMeta> DecodeChunkRecord(std::string_view bytes) {
   r.Get(&owners);
   r.Get(&desc_len);
   if (magic != kRecordMagic) return bad("bad magic");
-  if (version != kRecordVersion) return bad("unknown version");
+  if (version != 1 && version != kRecordVersion) return bad("unknown version");
   if ((flags & ~(kFlagExplicit | kFlagLocal)) != 0) return bad("unknown flags");
   if (owners > kMaxOwners || name_len > kMaxTableName) return bad("counts out of range");
+  const size_t fixed = kFixedBytesV1 + (version >= 2 ? kGroupBytes : 0);
   const uint64_t need =
-      uint64_t{kFixedBytes} + uint64_t{owners} * 4 + name_len + uint64_t{desc_len} + 8;
+      uint64_t{fixed} + uint64_t{owners} * 4 + name_len + uint64_t{desc_len} + 8;
   if (need != bytes.size()) return bad("lengths do not add up to its size");
+  if (version >= 2) {
+    uint32_t reserved = 0;
+    r.Get(&c.group);
+    r.Get(&c.group_chunks);
+    r.Get(&reserved);
+    if (reserved != 0) return bad("reserved field is not 0");
+  }
   c.explicit_rows = (flags & kFlagExplicit) != 0;
   c.local_only = (flags & kFlagLocal) != 0;
   c.owners.resize(owners);

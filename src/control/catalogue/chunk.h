@@ -25,9 +25,21 @@ struct ChunkMeta {
   std::string name;
   std::string descriptor;        // Arrow Dissociated IPC, absolute addresses
   std::vector<uint32_t> owners;  // nodes whose regions hold its buffers, ascending
+  // The publish it came from: one random id shared by every chunk of one
+  // Publish call, whatever their homes, and how many chunks that call made.
+  // A name whose group has fewer chunks registered is incomplete (a home is
+  // down, or a publish or unpublish is under way or failed half-way) and is
+  // never read. 0: unknown (a record of version 1), counted as complete.
+  uint64_t group = 0;
+  uint32_t group_chunks = 0;
 
   uint64_t end_row() const { return first_row + num_rows; }
 };
+
+// Why the chunks of one name do not make whole publishes ("" when they do):
+// some group has fewer chunks than its publish made, e.g. "2 of 3 chunks of
+// the publish by node 1 at row 0". The one rule readers and listings use.
+std::string IncompleteGroups(const std::vector<ChunkMeta>& chunks);
 
 // Largest table name, in bytes; names are UTF-8 without control characters.
 constexpr size_t kMaxTableName = 256;

@@ -163,7 +163,16 @@ Status Directory::Insert(std::vector<ChunkMeta>* chunks, const InsertOptions& op
     if (it != chunks_.end()) same = &it->second.meta;
     auto listed = in_list.find(c.id);
     if (listed != in_list.end()) same = &(*chunks)[listed->second];
-    if (same == nullptr) {
+    if (same == nullptr && options.pull && !parsed[i].own_ranges.empty()) {
+      // A chunk using this node's memory is taken from its home's push
+      // (which the publish waits for) or from this node's own record, never
+      // from a list: its objects may have been freed and their memory
+      // given to others since it was published.
+      return Status::FailedPrecondition(
+          "chunk of '", c.name, "' at row ", c.first_row, " uses node ", self_,
+          "'s memory but was never registered here: not taken from node ", c.home,
+          "'s list");
+    } else if (same == nullptr) {
       fresh.push_back(i);
       in_list.emplace(c.id, i);
     } else if (same->descriptor != c.descriptor || same->name != c.name) {
@@ -419,9 +428,11 @@ std::vector<TableSummary> Directory::List() const {
     TableSummary t;
     t.name = name;
     std::set<uint32_t> publishers, nodes;
-    bool any_live = false, homed_here = false;
+    bool any_live = false;
+    std::vector<ChunkMeta> metas;
     for (uint64_t id : ids) {
       const Entry& e = chunks_.at(id);
+      metas.push_back(e.meta);
       ++t.chunks;
       t.rows += e.meta.num_rows;
       t.local_only = e.meta.local_only;
@@ -429,12 +440,13 @@ std::vector<TableSummary> Directory::List() const {
       nodes.insert(e.meta.home);
       nodes.insert(e.meta.owners.begin(), e.meta.owners.end());
       if (e.meta.home == self_) {
-        homed_here = true;
+        ++t.homed_chunks;
         any_live = any_live || e.publisher != 0;
       }
       for (uint64_t o : e.objects) t.pins = std::max(t.pins, catalogue_->PinsOf(o));
     }
-    t.orphaned = homed_here && !any_live;
+    t.orphaned = t.homed_chunks > 0 && !any_live;
+    t.incomplete = IncompleteGroups(metas);
     t.publishers.assign(publishers.begin(), publishers.end());
     t.nodes.assign(nodes.begin(), nodes.end());
     out.push_back(std::move(t));

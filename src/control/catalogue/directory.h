@@ -38,8 +38,10 @@ struct TableSummary {
   std::vector<uint32_t> publishers;  // nodes, ascending
   std::vector<uint32_t> nodes;       // every home and owner its chunks need
   bool local_only = false;
-  bool orphaned = false;  // homed here, and every publishing session has ended
-  uint32_t pins = 0;      // pins on its objects held at this node
+  uint32_t homed_chunks = 0;  // of `chunks`, those homed at this node
+  bool orphaned = false;      // some homed here, and their publishing sessions ended
+  uint32_t pins = 0;          // pins on its objects held at this node
+  std::string incomplete;     // IncompleteGroups of its chunks ("" when whole)
 };
 
 class Directory {
@@ -68,7 +70,9 @@ class Directory {
     // again.
     VersionStep version{};
     // Set (a pull from `pull_home`): a chunk a push touched since the pull
-    // began is left as the push left it (OK, nothing registered).
+    // began is left as the push left it (OK, nothing registered), and a
+    // chunk new here that uses this node's memory is refused
+    // (FailedPrecondition): owners take chunks from pushes and records only.
     bool pull = false;
     uint32_t pull_home = 0;
   };

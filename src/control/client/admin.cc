@@ -19,6 +19,8 @@ TableInfo FromWire(const wire::TableInfo& w) {
   t.pins = w.pins();
   t.orphaned = w.orphaned();
   t.local_only = w.local_only();
+  t.incomplete = !w.incomplete().empty();
+  t.incomplete_reason = w.incomplete();
   return t;
 }
 

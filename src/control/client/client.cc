@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "control/catalogue/catalogue.h"
 #include "control/client/core.h"
 #include "control/rpc/wire.h"
 #include "quiver/coherence/flush.h"
@@ -219,6 +220,10 @@ Status Client::PublishOnce(const std::vector<RecordBatchPtr>& batches,
   std::vector<std::shared_ptr<Buffer>> scratch;  // alive until published
   std::vector<BufferRange> elsewhere;            // to seal before publishing
   uint64_t row = options.first_row.value_or(0);
+  // Every chunk of this call, whatever its home, names the call: a reader
+  // takes the table only once all of them are registered.
+  uint64_t group = 0;
+  while (group == 0) group = control::Handle::Random().lo;
   for (const auto& batch : batches) {
     Planned p;
     QUIVER_ASSIGN_OR_RAISE(
@@ -242,6 +247,8 @@ Status Client::PublishOnce(const std::vector<RecordBatchPtr>& batches,
     p.chunk.set_first_row(row);
     p.chunk.set_num_rows(static_cast<uint64_t>(batch->num_rows()));
     p.chunk.set_local_only(options.local_only);
+    p.chunk.set_group(group);
+    p.chunk.set_group_chunks(static_cast<uint32_t>(batches.size()));
     row += static_cast<uint64_t>(batch->num_rows());
     by_home[home].push_back(std::move(p));
   }
@@ -312,37 +319,113 @@ Status Client::Publish(const TablePtr& table, const std::string& name,
 }
 
 Status Client::Unpublish(const std::string& name) {
-  // Every node is asked at once: chunks are homed where their memory is,
-  // and a table registered for one node only is known to that node alone.
-  std::vector<std::pair<Link*, Link::Pending>> pending;
+  // Whole publishes only: a publish whose chunks lie at several homes goes
+  // from all of them or from none, so no reader is ever left a part of one.
+  // First every node says what it would remove (chunks are homed where
+  // their memory is, and a table registered for one node only is known to
+  // that node alone); then only publishes that no home refused are removed,
+  // by chunk id. The homes of the table's chunks (this node's replica
+  // knows them all) must all answer, or nothing is removed.
+  std::set<uint32_t> homes;
+  {
+    wire::LookupRequest look;
+    look.set_name(name);
+    wire::LookupReply found;
+    Status st =
+        core_->link(options_.node)
+            ->Call(control::rpc::Method::kLookup, look, &found, options_.call_timeout_ms);
+    if (!st.ok() && !st.IsNotFound()) return st;
+    for (const auto& c : found.chunks()) {
+      if (!c.local_only()) homes.insert(c.home());
+    }
+  }
+  struct Answer {
+    uint32_t node = 0;
+    Link* link = nullptr;
+    Link::Pending pending;
+    Status status;
+    wire::UnpublishReply reply;
+  };
+  std::vector<Answer> answers;
   for (const auto& n : config().nodes) {
     wire::UnpublishRequest req;
     req.set_name(name);
-    Link* l = core_->link(n.id);
-    pending.emplace_back(l, l->Start(control::rpc::Method::kUnpublish, req));
+    req.set_check(true);
+    Answer a;
+    a.node = n.id;
+    a.link = core_->link(n.id);
+    a.pending = a.link->Start(control::rpc::Method::kUnpublish, req);
+    answers.push_back(std::move(a));
   }
-  uint32_t removed = 0;
-  Status refused, failed, unreachable;
-  for (auto& [l, p] : pending) {
-    wire::UnpublishReply rep;
-    Status st = l->Finish(&p, &rep, options_.call_timeout_ms);
+  Status refused, unreachable;
+  std::set<uint64_t> refused_groups;
+  for (auto& a : answers) {
+    a.status = a.link->Finish(&a.pending, &a.reply, options_.call_timeout_ms);
+    const Status& st = a.status;
     if (st.ok()) {
-      removed += rep.removed();
+      refused_groups.insert(a.reply.refused_groups().begin(),
+                            a.reply.refused_groups().end());
+      if (!a.reply.refused().empty() && refused.ok()) {
+        refused = Status::PermissionDenied(a.reply.refused());
+      }
     } else if (st.code() == StatusCode::kPermissionDenied) {
       if (refused.ok()) refused = st;
     } else if (st.code() == StatusCode::kUnavailable ||
                st.code() == StatusCode::kDeadlineExceeded) {
-      // A node that is down keeps what is homed there (lost until it is back).
+      if (homes.count(a.node) != 0) {
+        return Status::Unavailable(
+            "node ", a.node, ", a home of chunks of '", name, "', did not answer (",
+            st.message(), "): nothing was unpublished; try again once it is back");
+      }
+      // A node that is down keeps its own local-only tables (lost until back).
       if (unreachable.ok()) unreachable = st;
-    } else if (st.code() != StatusCode::kNotFound && failed.ok()) {
-      failed = st;
+    } else if (!st.IsNotFound()) {
+      return st;
     }
   }
-  if (!failed.ok()) return failed;
-  if (removed > 0) return Status::OK();
-  if (!refused.ok()) return refused;
-  if (!unreachable.ok()) return unreachable;
-  return Status::NotFound("no table '", name, "' is published on any node");
+  // Chunks of publishes no home refused, by home.
+  std::map<uint32_t, std::vector<uint64_t>> remove_at;
+  for (auto& a : answers) {
+    if (!a.status.ok()) continue;
+    for (int i = 0; i < a.reply.chunk_ids_size(); ++i) {
+      const uint64_t group = i < a.reply.groups_size() ? a.reply.groups(i) : 0;
+      if (group != 0 && refused_groups.count(group) != 0) continue;
+      remove_at[a.node].push_back(a.reply.chunk_ids(i));
+    }
+  }
+  if (remove_at.empty()) {
+    if (!refused.ok()) return refused;
+    if (!unreachable.ok()) return unreachable;
+    return Status::NotFound("no table '", name, "' is published on any node");
+  }
+  std::vector<std::tuple<uint32_t, Link*, Link::Pending>> pending;
+  for (auto& [node, ids] : remove_at) {
+    wire::UnpublishRequest req;
+    req.set_name(name);
+    for (uint64_t id : ids) req.add_chunk_ids(id);
+    Link* l = core_->link(node);
+    pending.emplace_back(node, l, l->Start(control::rpc::Method::kUnpublish, req));
+  }
+  std::string done, failed;
+  Status first_failure;
+  for (auto& [node, l, p] : pending) {
+    wire::UnpublishReply rep;
+    Status st = l->Finish(&p, &rep, options_.call_timeout_ms);
+    if (st.ok() || st.IsNotFound()) {  // NotFound: someone removed them first
+      done += (done.empty() ? "" : ", ") + std::to_string(node);
+      continue;
+    }
+    failed += (failed.empty() ? "" : ", ") + std::to_string(node);
+    if (first_failure.ok()) first_failure = st;
+  }
+  if (first_failure.ok()) return Status::OK();
+  if (done.empty()) return first_failure;
+  // A home failed between the check and the removal (it died): the rest of
+  // its publishes is left, and fails to read as incomplete until removed.
+  return Status::Unavailable("'", name, "' was unpublished at node(s) ", done,
+                             " but not at node(s) ", failed, " (",
+                             first_failure.message(),
+                             "); what is left cannot be read; unpublish it again");
 }
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 // quiver::Client: barriers, listing, status, ping, and the full-copy
 // baseline (SendTableFull).
 #include <algorithm>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "control/client/admin.h"
@@ -128,7 +130,41 @@ Result<std::vector<TableInfo>> Client::List() {
       core_->link(options_.node)
           ->Call(Method::kList, wire::Empty(), &rep, options_.call_timeout_ms));
   std::vector<TableInfo> out;
-  for (const auto& t : rep.tables()) out.push_back(control::client::FromWire(t));
+  // Whether a table is orphaned is known to each of its homes for the
+  // chunks homed there: a table with chunks homed elsewhere is orphaned
+  // only if every home says so (the rule each home applies to Unpublish).
+  std::map<std::string, size_t> elsewhere;  // name -> chunks homed at other nodes
+  for (const auto& t : rep.tables()) {
+    out.push_back(control::client::FromWire(t));
+    if (!t.local_only() && t.homed_chunks() < t.chunks()) {
+      elsewhere[t.name()] = t.chunks() - t.homed_chunks();
+      out.back().orphaned = out.back().orphaned || t.homed_chunks() == 0;
+    }
+  }
+  if (elsewhere.empty()) return out;
+  std::vector<std::pair<Link*, Link::Pending>> pending;
+  for (const auto& n : config().nodes) {
+    if (n.id == options_.node) continue;
+    Link* l = core_->link(n.id);
+    pending.emplace_back(l, l->Start(Method::kList, wire::Empty()));
+  }
+  std::map<std::string, size_t> seen;  // chunks the other homes vouched for
+  std::set<std::string> live;          // some home has a live publisher
+  for (auto& [l, p] : pending) {
+    wire::ListReply theirs;
+    if (!l->Finish(&p, &theirs, options_.call_timeout_ms).ok()) continue;
+    for (const auto& t : theirs.tables()) {
+      if (elsewhere.count(t.name()) == 0 || t.homed_chunks() == 0) continue;
+      seen[t.name()] += t.homed_chunks();
+      if (!t.orphaned()) live.insert(t.name());
+    }
+  }
+  for (auto& t : out) {
+    auto it = elsewhere.find(t.name);
+    if (it == elsewhere.end()) continue;
+    // A home that did not answer cannot vouch for its chunks.
+    t.orphaned = t.orphaned && live.count(t.name) == 0 && seen[t.name] >= it->second;
+  }
   return out;
 }
 

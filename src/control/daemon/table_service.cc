@@ -3,6 +3,7 @@
 // lookups at the reader's own daemon, pins at owners, and the replicas'
 // side of the homes' pushes and pulls.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -45,15 +46,44 @@ void PushRemove(Node& node, const std::vector<uint64_t>& ids,
                       [done = std::move(done)](Peers::Results) { done(); });
 }
 
-// The first refusal among the peers' answers to a registration; a peer that
-// cannot be reached is none (it pulls the chunks when it is back).
-Status FirstRefusal(const Peers::Results& results) {
+// The first refusal among the peers' answers to a registration. A peer that
+// cannot be reached is none (it pulls the chunks when it is back), unless
+// its region holds buffers of the chunks (`owners`): an owner checks them
+// against its allocations and keeps their publication references, and a
+// publish it has not accepted is not acknowledged.
+Status FirstRefusal(const Peers::Results& results, const std::set<uint32_t>& owners) {
   for (const auto& [peer, r] : results) {
     if (!r.ok() && !PeerMissing(r.status())) {
       return r.status().WithContext("node " + std::to_string(peer) + " refused");
     }
   }
+  for (uint32_t o : owners) {
+    auto it = results.find(o);
+    if (it == results.end()) {
+      return Status::Unavailable(
+          "node ", o,
+          ", which holds buffers of the chunks, is down: it cannot "
+          "accept them");
+    }
+    if (!it->second.ok()) {
+      return it->second.status().WithContext(
+          "node " + std::to_string(o) +
+          ", which holds buffers of the chunks, did not accept them");
+    }
+  }
   return Status::OK();
+}
+
+// The nodes other than `self` whose regions hold the chunks' buffers
+// (`owners`, as Directory::Insert parsed them).
+std::set<uint32_t> OtherOwners(const std::vector<ChunkMeta>& chunks, uint32_t self) {
+  std::set<uint32_t> out;
+  for (const auto& c : chunks) {
+    for (uint32_t o : c.owners) {
+      if (o != self) out.insert(o);
+    }
+  }
+  return out;
 }
 
 // Takes back a publish everywhere (here and on every peer), then `done`
@@ -89,13 +119,8 @@ void PublishInOrder(Node& node, std::vector<ChunkMeta> chunks,
   Status st = node.directory->Insert(&chunks, options, &step);
   if (!st.ok()) return done(st);
   std::vector<uint64_t> ids;
-  std::set<uint32_t> owners;
-  for (const auto& c : chunks) {
-    ids.push_back(c.id);
-    for (uint32_t o : c.owners) {
-      if (o != node.id) owners.insert(o);
-    }
-  }
+  for (const auto& c : chunks) ids.push_back(c.id);
+  const std::set<uint32_t> owners = OtherOwners(chunks, node.id);
   node.Changed();
   // A local-only table is registered here alone; the nodes whose memory it
   // uses keep its shadow (their references and records).
@@ -108,8 +133,8 @@ void PublishInOrder(Node& node, std::vector<ChunkMeta> chunks,
   for (const auto& c : chunks) *put.add_chunks() = ToWire(c);
   node.peers->CallAll(
       rpc::Method::kReplicaPut, put.SerializeAsString(),
-      [&node, ids, done = std::move(done)](Peers::Results results) {
-        Status refused = FirstRefusal(results);
+      [&node, ids, owners, done = std::move(done)](Peers::Results results) {
+        Status refused = FirstRefusal(results, owners);
         if (refused.ok()) return done(ids);
         Undo(node, ids, std::move(done), refused);
       },
@@ -143,33 +168,42 @@ void PublishChunks(Node& node, std::vector<ChunkMeta> chunks, SessionId publishe
   put.set_prev_version(options.version.before);
   put.set_version(options.version.after);
   for (const auto& c : chunks) *put.add_chunks() = ToWire(c);
+  // Whichever of the two ends last decides: the owners are known once this
+  // node has parsed the chunks.
   struct Both {
     std::mutex mu;
     int left = 2;
-    Status local, refused;
+    Status local;
+    Peers::Results peers;
+    std::set<uint32_t> owners;
   };
   auto both = std::make_shared<Both>();
   auto finish = [&node, ids, both, done = std::move(done)] {
-    Status st = both->local.ok() ? both->refused : both->local;
+    Status st = both->local.ok() ? FirstRefusal(both->peers, both->owners) : both->local;
     if (st.ok()) return done(ids);
     Undo(node, ids, done, st);
   };
-  auto arrive = [both, finish](Status st, bool local) {
-    bool last;
-    {
-      std::lock_guard<std::mutex> lock(both->mu);
-      (local ? both->local : both->refused) = std::move(st);
-      last = --both->left == 0;
-    }
-    if (last) finish();
+  auto last = [both] {
+    std::lock_guard<std::mutex> lock(both->mu);
+    return --both->left == 0;
   };
-  node.peers->CallAll(
-      rpc::Method::kReplicaPut, put.SerializeAsString(),
-      [arrive](Peers::Results results) { arrive(FirstRefusal(results), false); });
+  node.peers->CallAll(rpc::Method::kReplicaPut, put.SerializeAsString(),
+                      [both, last, finish](Peers::Results results) {
+                        {
+                          std::lock_guard<std::mutex> lock(both->mu);
+                          both->peers = std::move(results);
+                        }
+                        if (last()) finish();
+                      });
   Status st = node.directory->Insert(&chunks, options);
   node.directory->Settle();
   if (st.ok()) node.Changed();
-  arrive(st, true);
+  {
+    std::lock_guard<std::mutex> lock(both->mu);
+    both->local = st;
+    both->owners = OtherOwners(chunks, node.id);
+  }
+  if (last()) finish();
 }
 
 void HandlePublish(Node& node, const CallPtr& call, std::string_view payload) {
@@ -182,12 +216,24 @@ void HandlePublish(Node& node, const CallPtr& call, std::string_view payload) {
   }
   const ConnectionState& who = call->state();
   std::vector<ChunkMeta> chunks;
+  std::map<uint64_t, uint32_t> in_group;
+  const uint64_t own_group = NewChunkId();  // for chunks that name none
   for (const auto& w : req->chunks()) {
     ChunkMeta c = FromWire(w);
     c.name = req->name();
     c.publisher = who.info.identity.node;
     c.publisher_pid = who.info.pid;
     c.owners.clear();  // the home parses them from the descriptor
+    if (c.group == 0) {
+      c.group = own_group;
+      c.group_chunks = static_cast<uint32_t>(req->chunks_size());
+    }
+    if (++in_group[c.group] > c.group_chunks) {
+      return call->Fail(Status::Invalid("Publish of '", req->name(),
+                                        "': more chunks of one "
+                                        "publish than the ",
+                                        c.group_chunks, " it says it made"));
+    }
     chunks.push_back(std::move(c));
   }
   PublishChunks(node, std::move(chunks), who.session, req->seal() ? who.session : 0,
@@ -216,27 +262,36 @@ void HandleUnpublish(Node& node, const CallPtr& call, std::string_view payload) 
                                          "' has chunks homed at node ", node.id));
     }
   }
+  wire::UnpublishReply rep;
   std::vector<uint64_t> ids;
   Status refused;
   for (uint64_t id : wanted) {
     Status st = node.directory->MayRemove(session, id);
+    auto chunk = node.directory->Find(id);
     if (st.ok()) {
       ids.push_back(id);
-    } else if (refused.ok()) {
-      refused = st;
+      rep.add_chunk_ids(id);
+      rep.add_groups(chunk.ok() ? chunk->group : 0);
+    } else {
+      if (chunk.ok()) rep.add_refused_groups(chunk->group);
+      if (refused.ok()) refused = st;
     }
   }
-  // Named chunks: all or nothing. The whole table: what the caller may.
-  if (!refused.ok() && (!all || ids.empty())) return call->Fail(refused);
+  // Named chunks: all or nothing. The whole table: what the caller may (a
+  // check says what it may not, too).
+  if (!refused.ok() && (!all || (ids.empty() && !req->check()))) {
+    return call->Fail(refused);
+  }
+  if (!refused.ok()) rep.set_refused(refused.message());
+  if (req->check()) {
+    rep.set_removed(static_cast<uint32_t>(ids.size()));
+    return call->Reply(rep);
+  }
   Directory::VersionStep step;
   auto removed = node.directory->Remove(ids, &step);
   node.Changed();
-  const uint32_t count = static_cast<uint32_t>(removed.size());
-  PushRemove(node, ids, step, [call, count] {
-    wire::UnpublishReply rep;
-    rep.set_removed(count);
-    call->Reply(rep);
-  });
+  rep.set_removed(static_cast<uint32_t>(removed.size()));
+  PushRemove(node, ids, step, [call, rep = std::move(rep)] { call->Reply(rep); });
 }
 
 void HandleLookup(Node& node, const CallPtr& call, std::string_view payload) {
@@ -263,11 +318,22 @@ void HandleLookup(Node& node, const CallPtr& call, std::string_view payload) {
                                        min_chunks, " chunks after ", wait_ms, " ms"));
       return true;
     }
-    // A reader cannot use a table a down node holds; an unpublisher still
-    // learns its chunks (and is told by each home whether it can remove them).
+    // A reader cannot use a table a down node holds, nor part of a publish
+    // (the rest is still coming, or its home is down, or an unpublish got
+    // half-way); an unpublisher still learns its chunks (and is told by each
+    // home whether it can remove them).
     const std::string lost = want_pin ? node.LostReason(NodesOf(chunks)) : "";
     if (!lost.empty()) {
       c->Fail(Status::Unavailable("table '", name, "' is lost: ", lost));
+      return true;
+    }
+    const std::string partial = want_pin ? IncompleteGroups(chunks) : "";
+    if (!partial.empty()) {
+      if (!expired) return false;  // the rest of a publish under way may come
+      c->Fail(Status::Unavailable(
+          "table '", name, "' is incomplete: ", partial,
+          " (a publish or unpublish is under way or failed half-way, or a home is "
+          "unreachable; unpublish it to remove what is left)"));
       return true;
     }
     std::vector<uint64_t> ids;
@@ -346,6 +412,8 @@ void FillTables(Node& node, google::protobuf::RepeatedPtrField<wire::TableInfo>*
     w->set_pins(t.pins);
     w->set_orphaned(t.orphaned);
     w->set_local_only(t.local_only);
+    w->set_incomplete(t.incomplete);
+    w->set_homed_chunks(t.homed_chunks);
   }
 }
 

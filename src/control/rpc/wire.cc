@@ -17,6 +17,8 @@ wire::Chunk ToWire(const ChunkMeta& c) {
   w.set_name(c.name);
   w.set_batch_descriptor(c.descriptor);
   for (uint32_t o : c.owners) w.add_owners(o);
+  w.set_group(c.group);
+  w.set_group_chunks(c.group_chunks);
   return w;
 }
 
@@ -33,6 +35,8 @@ ChunkMeta FromWire(const wire::Chunk& w) {
   c.name = w.name();
   c.descriptor = w.batch_descriptor();
   c.owners.assign(w.owners().begin(), w.owners().end());
+  c.group = w.group();
+  c.group_chunks = w.group_chunks();
   return c;
 }
 
