@@ -443,7 +443,7 @@ Result<std::vector<control::PositionedChunk>> Client::GetChunks(
   Link* own = core_->link(options_.node);
   QUIVER_RETURN_NOT_OK(
       own->Call(control::rpc::Method::kLookup, look, &found,
-                options_.call_timeout_ms + static_cast<int>(options.wait_ms)));
+                control::client::WithWait(options_.call_timeout_ms, options.wait_ms)));
   auto pins = std::make_shared<PinSet>();
   pins->core = core_;
   std::map<uint32_t, std::vector<uint64_t>> ids_at;

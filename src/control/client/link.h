@@ -8,6 +8,7 @@
 // Thread-safe. Calls block the calling thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,13 @@ class TlsContext;
 }
 
 namespace quiver::control::client {
+
+// The timeout of a call that waits `wait_ms` at the daemon: the call's own
+// timeout on top, at most what an int holds (a wait may be any 32-bit value).
+inline int WithWait(int call_timeout_ms, int64_t wait_ms) {
+  const int64_t sum = int64_t{call_timeout_ms} + std::max<int64_t>(0, wait_ms);
+  return static_cast<int>(std::min<int64_t>(sum, 0x7fffffff));
+}
 
 // What the daemon said when the current session opened.
 struct SessionView {

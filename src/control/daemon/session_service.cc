@@ -106,8 +106,9 @@ void ExpireSilentSessions(Node& node) {
     if (c->outgoing()) return;
     auto* st = c->context<ConnectionState>();
     if (st == nullptr) return;
-    // Waiting calls keep a session alive: its client is blocked on us.
-    if (st->waiting.load() > 0) return;
+    // A session with parked calls is no exception: a live client library
+    // pings while its calls wait, and parked calls must not outlive a
+    // client that died or went silent (they end with the connection).
     if (now - c->last_receive() > lease) {
       c->Close(Status::DeadlineExceeded("session silent for more than ", node.lease_ms,
                                         " ms (its lease)"));
@@ -182,7 +183,7 @@ void HandleSyncWait(Node& node, const CallPtr& call, std::string_view payload) {
                                      " ms:", missing));
     return true;
   };
-  Status st = node.waiters->Park(call, static_cast<int>(timeout), check);
+  Status st = node.waiters->Park(call, timeout, check);
   if (!st.ok()) call->Fail(st);
 }
 
@@ -204,7 +205,7 @@ void HandleWaitAllOnline(Node& node, const CallPtr& call, std::string_view paylo
         Status::DeadlineExceeded("nodes not online after ", timeout, " ms:", missing));
     return true;
   };
-  Status st = node.waiters->Park(call, static_cast<int>(timeout), check);
+  Status st = node.waiters->Park(call, timeout, check);
   if (!st.ok()) call->Fail(st);
 }
 

@@ -363,7 +363,7 @@ void HandleLookup(Node& node, const CallPtr& call, std::string_view payload) {
     answer(call, /*expired=*/true);
     return;
   }
-  Status st = node.waiters->Park(call, static_cast<int>(wait_ms), answer);
+  Status st = node.waiters->Park(call, wait_ms, answer);
   if (!st.ok()) call->Fail(st);
 }
 

@@ -1,28 +1,88 @@
 #include "control/daemon/waiters.h"
 
+#include <algorithm>
+#include <string>
+
 namespace quiver::control::daemon {
 
 Waiters::~Waiters() { FailAll(Status::Unavailable("the daemon is stopping")); }
 
-Status Waiters::Park(const CallPtr& call, int timeout_ms, Check check) {
+Waiters::Shares Waiters::SharesOf(uint32_t max_waiting) {
+  Shares s;
+  s.session = std::max<uint32_t>(1, max_waiting / 16);
+  s.node = std::max<uint32_t>(1, max_waiting / 4);
+  s.remote = std::max<uint32_t>(1, max_waiting - max_waiting / 4);
+  return s;
+}
+
+namespace {
+
+uint64_t NodeKey(const PeerIdentity& id) {
+  return (static_cast<uint64_t>(id.role) << 32) | id.node;
+}
+
+uint32_t CountOf(const std::map<uint64_t, uint32_t>& m, uint64_t key) {
+  auto it = m.find(key);
+  return it == m.end() ? 0 : it->second;
+}
+
+void Drop(std::map<uint64_t, uint32_t>* m, uint64_t key) {
+  auto it = m->find(key);
+  if (it != m->end() && --it->second == 0) m->erase(it);
+}
+
+}  // namespace
+
+Status Waiters::Park(const CallPtr& call, uint64_t timeout_ms, Check check) {
   std::lock_guard<std::mutex> lock(mu_);
   if (check(call, /*expired=*/false)) return Status::OK();
+  const ConnectionState& who = call->state();
+  Owner owner;
+  owner.connection = call->connection()->id();
+  owner.node = NodeKey(who.info.identity);
+  owner.local = who.info.local;
+  const std::string whose = who.info.identity.ToString();
   if (entries_.size() >= max_) {
     return Status::CapacityError(
         "this daemon already holds ", entries_.size(),
         " waiting calls, the most allowed (limits.max_waiting_calls)");
   }
+  if (CountOf(by_connection_, owner.connection) >= shares_.session) {
+    return Status::CapacityError("this session of ", whose, " already has ",
+                                 shares_.session,
+                                 " waiting calls, the most one session may "
+                                 "(limits.max_waiting_calls / 16)");
+  }
+  if (CountOf(by_node_, owner.node) >= shares_.node) {
+    return Status::CapacityError(whose, "'s sessions already have ", shares_.node,
+                                 " waiting calls at this daemon, the most one node's may "
+                                 "(limits.max_waiting_calls / 4)");
+  }
+  if (!owner.local && remote_ >= shares_.remote) {
+    return Status::CapacityError(
+        "sessions from other nodes already have ", remote_,
+        " waiting calls at this daemon; the rest is kept for its local clients");
+  }
   const uint64_t id = next_++;
   Entry& e = entries_[id];
   e.call = call;
   e.check = std::move(check);
-  e.timer = timers_->After(timeout_ms, [this, id] { Expire(id); });
+  e.owner = owner;
+  ++by_connection_[owner.connection];
+  ++by_node_[owner.node];
+  if (!owner.local) ++remote_;
+  // A 32-bit wait of up to 49.7 days is honoured as it is.
+  e.timer = timers_->After(static_cast<int64_t>(timeout_ms), [this, id] { Expire(id); });
   call->state().waiting.fetch_add(1);
   return Status::OK();
 }
 
 void Waiters::EraseLocked(std::map<uint64_t, Entry>::iterator it) {
-  it->second.call->state().waiting.fetch_sub(1);
+  const Entry& e = it->second;
+  e.call->state().waiting.fetch_sub(1);
+  Drop(&by_connection_, e.owner.connection);
+  Drop(&by_node_, e.owner.node);
+  if (!e.owner.local && remote_ > 0) --remote_;
   entries_.erase(it);
 }
 

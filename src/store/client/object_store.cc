@@ -55,7 +55,8 @@ std::map<uint32_t, Result<Reply>> CallEach(ObjectStore::Impl& s, Method method,
   }
   for (auto& [node, l, p] : pending) {
     Reply rep;
-    Status st = l->Finish(&p, &rep, s.call_timeout_ms + static_cast<int>(extra_ms));
+    Status st =
+        l->Finish(&p, &rep, control::client::WithWait(s.call_timeout_ms, extra_ms));
     if (st.ok()) {
       out.emplace(node, std::move(rep));
     } else {
@@ -216,7 +217,8 @@ Status ObjectStore::Impl::Call(uint32_t node, Method method,
                                const google::protobuf::MessageLite& request,
                                google::protobuf::MessageLite* reply, int64_t extra_ms) {
   QUIVER_ASSIGN_OR_RAISE(auto* l, Link(node));
-  return l->Call(method, request, reply, call_timeout_ms + static_cast<int>(extra_ms));
+  return l->Call(method, request, reply,
+                 control::client::WithWait(call_timeout_ms, extra_ms));
 }
 
 void ObjectStore::Impl::Forget(const ObjectId& id) {

@@ -103,7 +103,8 @@ Result<std::vector<ObjectEvent>> Subscription::Next(int64_t timeout_ms) {
     bool any_reached = false;
     for (auto& [home, l, p] : pending) {
       wire::StoreEventsReply rep;
-      if (!l->Finish(&p, &rep, s.call_timeout_ms + static_cast<int>(wait)).ok()) continue;
+      if (!l->Finish(&p, &rep, control::client::WithWait(s.call_timeout_ms, wait)).ok())
+        continue;
       any_reached = true;
       uint64_t& last = cursor_.last[home];
       auto g = state_->generation.find(home);

@@ -512,7 +512,7 @@ void HandleGet(Node& node, const CallPtr& call, std::string_view payload) {
   };
   // Most Gets find their objects sealed: answered without the waiters' lock.
   if (check(call, req->timeout_ms() == 0)) return;
-  Status st = node.waiters->Park(call, static_cast<int>(req->timeout_ms()), check);
+  Status st = node.waiters->Park(call, req->timeout_ms(), check);
   if (!st.ok()) call->Fail(st);
 }
 
@@ -595,7 +595,7 @@ void HandleEvents(Node& node, const CallPtr& call, std::string_view payload) {
     return true;
   };
   if (check(call, req->wait_ms() == 0)) return;
-  Status st = node.waiters->Park(call, static_cast<int>(req->wait_ms()), check);
+  Status st = node.waiters->Park(call, req->wait_ms(), check);
   if (!st.ok()) call->Fail(st);
 }
 
@@ -675,7 +675,7 @@ void HandleLocate(Node& node, const CallPtr& call, std::string_view payload) {
     return true;
   };
   if (check(call, req->timeout_ms() == 0)) return;
-  Status st = node.waiters->Park(call, static_cast<int>(req->timeout_ms()), check);
+  Status st = node.waiters->Park(call, req->timeout_ms(), check);
   if (!st.ok()) call->Fail(st);
 }
 
