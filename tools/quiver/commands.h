@@ -40,6 +40,8 @@ int PutCommand(const Args& args);          // quiver put
 int LsCommand(const Args& args);           // quiver ls
 int RmCommand(const Args& args);           // quiver rm
 int GetCommand(const Args& args);          // quiver get
+int ChaosCommand(const Args& args);        // quiver chaos (the soak)
+int ChaosWorkerCommand(const Args& args);  // quiver chaos-worker (one of its workers)
 
 // Prints "quiver: <what>: <status message>" on stderr, on one line, both
 // Escape()d, and returns code.

@@ -174,6 +174,14 @@ commands:
   ipc roundtrip IN OUT         read an IPC stream or file, validate it fully, write it
        [--compression C]       back in the same format, batch for batch (empty ones
                                too; C: none, lz4, zstd)
+  chaos [--seed N] [--duration S] [--nodes N] [--workers N] [--size S]
+        [--lease-ms MS] [--grace-ms MS] [--plant-wrong] [--keep]
+                               soak a fresh cluster on this host: workers publish,
+                               read, hold and unpublish self-checking tables and
+                               store objects while clients and daemons are
+                               SIGKILLed and SIGSTOPped; exit 1 on any wrong
+                               value, hang, unexplained daemon exit or leaked
+                               byte (docs/chaos.md)
   bench [all|NAME...] [--quick] [--out DIR] [--repetitions N] [--list]
                                run the benchmark suite, write DIR/results.json,
                                DIR/report.md (beside the published figures) and plots
@@ -213,6 +221,8 @@ int main(int argc, char** argv) {
   if (command == "ls") return LsCommand(args);
   if (command == "rm") return RmCommand(args);
   if (command == "get") return GetCommand(args);
+  if (command == "chaos") return ChaosCommand(args);
+  if (command == "chaos-worker") return ChaosWorkerCommand(args);
   std::fprintf(stderr, "quiver: unknown command '%s' (try 'quiver help')\n",
                command.c_str());
   return kExitBadInput;
