@@ -75,6 +75,7 @@ class PlainStream final : public Stream {
       if (n == 0) return Status::Unavailable("connection closed by the peer");
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return size_t{0};
+      if (errno == ECONNRESET) return Status::Unavailable("connection reset by the peer");
       return Status::FromErrno(errno, "reading from the connection");
     }
   }
