@@ -1,7 +1,7 @@
 // What a daemon refuses at start, at once and with a clear message: backing
 // files planted by another user or behind a symlink, and broken configs
 // (ports out of range, a FIFO or /dev/zero as the config, the old shared
-// token, credential files others can read).
+// token, credential files others can read, credentials of another user).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -119,6 +119,30 @@ TEST_F(DaemonFilesTest, ConfigErrorsAreClearAndImmediate) {
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("daemon-0.key"), std::string::npos) << out;
   EXPECT_NE(out.find("chmod 600"), std::string::npos) << out;
+}
+
+// Credentials are checked at every start: a credentials directory others
+// can write into (mode 0777), or a CA or daemon certificate owned by
+// another user (who could re-sign the daemon's key with a CA of their own),
+// stops the daemon at once, naming the file or directory.
+TEST_F(DaemonFilesTest, CredentialsOfAnotherUserAreRefusedAtStart) {
+  const std::string creds = dir_ + "/creds";
+  const std::string config = Write(Config(std::to_string(port_)));
+  ASSERT_EQ(chmod(creds.c_str(), 0777), 0);
+  auto [code, out] = Run(config);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("can be written by other users (mode 0777)"), std::string::npos)
+      << out;
+  ASSERT_EQ(chmod(creds.c_str(), 0700), 0);
+  for (const std::string& file :
+       {control::CaCertPath(creds),
+        control::CertPath(creds, control::PeerRole::kDaemon, 0)}) {
+    ASSERT_EQ(chown(file.c_str(), 65534, 65534), 0) << "the tests run as root";
+    std::tie(code, out) = Run(config);
+    EXPECT_EQ(code, 1) << out;
+    EXPECT_NE(out.find(file + "' is owned by uid 65534"), std::string::npos) << out;
+    ASSERT_EQ(chown(file.c_str(), 0, 0), 0);
+  }
 }
 
 }  // namespace

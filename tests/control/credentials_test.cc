@@ -369,6 +369,11 @@ TEST_F(CredentialsTest, ReadRefusesAKeyOfAnotherUser) {
   WriteText(path, "x", 0600);
   ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0) << "the tests run as root";
   ExpectRefusal(ReadCredentialFile(path, true), path, "is owned by uid 65534");
+  // A certificate of another user is refused too: its owner could rewrite it.
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  ExpectRefusal(ReadCredentialFile(path, false), path, "is owned by uid 65534");
+  // Root's files are trusted.
+  ASSERT_EQ(::chown(path.c_str(), 0, 0), 0);
   EXPECT_TRUE(ReadCredentialFile(path, false).ok());
 }
 

@@ -9,6 +9,7 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -324,6 +325,36 @@ TEST_F(TlsContextTest, MismatchedKeyIsAClearError) {
   EXPECT_TRUE(Contains(r.status().message(), "daemon-0.key' is not the key of"))
       << r.status().message();
   EXPECT_EQ(ERR_peek_error(), 0u);
+}
+
+// Credentials are checked every time they are loaded, not only when `quiver
+// cluster init` wrote them: a directory others may write into, or a CA,
+// certificate or key owned by another user (who could replace it with
+// their own, re-signed by their own CA), is refused, naming the file.
+TEST_F(TlsContextTest, CredentialsOfAnotherUserAreRefused) {
+  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
+  auto r = TlsContext::Make(dir_, "alpha", PeerRole::kDaemon, 0, true);
+  ASSERT_EQ(r.status().code(), StatusCode::kPermissionDenied) << r.status().ToString();
+  EXPECT_TRUE(Contains(r.status().message(), "can be written by other users (mode 0777)"))
+      << r.status().message();
+  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0) << "the tests run as root";
+  r = TlsContext::Make(dir_, "alpha", PeerRole::kDaemon, 0, true);
+  ASSERT_EQ(r.status().code(), StatusCode::kPermissionDenied) << r.status().ToString();
+  EXPECT_TRUE(Contains(r.status().message(), "is owned by uid 65534"))
+      << r.status().message();
+  ASSERT_EQ(::chown(dir_.c_str(), 0, 0), 0);
+  for (const std::string& file : {CaCertPath(dir_), CertPath(dir_, PeerRole::kDaemon, 0),
+                                  KeyPath(dir_, PeerRole::kDaemon, 0)}) {
+    ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
+    r = TlsContext::Make(dir_, "alpha", PeerRole::kDaemon, 0, true);
+    ASSERT_EQ(r.status().code(), StatusCode::kPermissionDenied) << file;
+    EXPECT_TRUE(Contains(r.status().message(), file)) << r.status().message();
+    EXPECT_TRUE(Contains(r.status().message(), "owned by uid 65534"))
+        << r.status().message();
+    ASSERT_EQ(::chown(file.c_str(), 0, 0), 0);
+  }
+  ASSERT_OK(TlsContext::Make(dir_, "alpha", PeerRole::kDaemon, 0, true).status());
 }
 
 TEST_F(TlsContextTest, CertificateOfAnotherIdentityIsAClearError) {

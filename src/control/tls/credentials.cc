@@ -179,6 +179,13 @@ Status CheckCredentialStat(const std::string& path, const struct stat& st, bool 
                            " bytes");
   }
   const mode_t mode = st.st_mode & 07777;
+  // Whoever owns a credential can rewrite it (and make this process trust
+  // another CA, or be another node): only this user or root may.
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    return Status::PermissionDenied(secret ? "key file '" : "credential file '", path,
+                                    "' is owned by uid ", st.st_uid,
+                                    ", not by this user (uid ", ::geteuid(), ") or root");
+  }
   if (!secret) {
     if ((mode & 022) != 0) {
       return Status::PermissionDenied("credential file '", path,
@@ -186,10 +193,6 @@ Status CheckCredentialStat(const std::string& path, const struct stat& st, bool 
                                       "); chmod 644 it");
     }
     return Status::OK();
-  }
-  if (st.st_uid != ::geteuid()) {
-    return Status::PermissionDenied("key file '", path, "' is owned by uid ", st.st_uid,
-                                    ", not by this user (uid ", ::geteuid(), ")");
   }
   if ((mode & 077) != 0) {
     return Status::PermissionDenied(
@@ -220,6 +223,28 @@ Result<std::string> ReadAll(int fd, const std::string& path, size_t max_bytes) {
 }
 
 }  // namespace
+
+Status CheckCredentialDir(const std::string& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    return Status::FromErrno(errno, "credentials directory '" + dir + "'");
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return Status::Invalid("credentials directory '", dir, "' is not a directory");
+  }
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+    return Status::PermissionDenied(
+        "credentials directory '", dir, "' is owned by uid ", st.st_uid,
+        ", not by this user (uid ", ::geteuid(),
+        ") or root: its owner could replace every file in it");
+  }
+  if ((st.st_mode & 022) != 0) {
+    return Status::PermissionDenied(
+        "credentials directory '", dir, "' can be written by other users (mode ",
+        Octal(st.st_mode & 07777), "): they could replace the CA; chmod 700 it");
+  }
+  return Status::OK();
+}
 
 Result<std::string> ReadCredentialFile(const std::string& path, bool secret,
                                        size_t max_bytes) {

@@ -95,15 +95,22 @@ Status InitCredentials(const std::string& dir, const std::string& cluster,
 // Reads a credential file safely. It must be a regular file (opened with
 // O_NOFOLLOW|O_NONBLOCK, so a FIFO or a device never blocks, and checked
 // with fstat on the open descriptor, so it cannot be swapped in between), at
-// most `max_bytes` long, and not writable by group or other users (anyone
-// who can rewrite a certificate can make the cluster trust another CA). When
-// `secret`, it must also be owned by this process's effective uid and have
-// no group/other permission bits at all, as ssh requires of its keys. Every
+// most `max_bytes` long, owned by this process's effective uid or by root,
+// and not writable by group or other users (anyone who can rewrite a
+// certificate can make the cluster trust another CA). When `secret`, it
+// must also have no group/other permission bits at all, as ssh requires of
+// its keys. Every
 // refusal names the file and the reason ("is a symbolic link", "is not a
 // regular file", "is readable by other users (mode 0644); chmod 600 it",
 // "is larger than 65536 bytes").
 Result<std::string> ReadCredentialFile(const std::string& path, bool secret,
                                        size_t max_bytes = 64 * 1024);
+
+// The directory credentials are read from, checked each time they are
+// loaded: a directory (symbolic links to one are followed), owned by this
+// process's effective uid or by root, writable by no one else
+// (PermissionDenied naming it and its mode or owner).
+Status CheckCredentialDir(const std::string& dir);
 
 // The transport token of the credentials in `dir` (read as a secret, at
 // least 32 characters, without its line end).

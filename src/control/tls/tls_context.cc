@@ -155,6 +155,7 @@ Result<TlsContext> TlsContext::Make(const std::string& dir, const std::string& c
     return Status::Invalid("a client identity cannot be a TLS server");
   }
   const PeerIdentity self{cluster, role, node};
+  QUIVER_RETURN_NOT_OK(CheckCredentialDir(dir));
   const std::string ca_path = CaCertPath(dir);
   const std::string cert_path = CertPath(dir, role, node);
   const std::string key_path = KeyPath(dir, role, node);
