@@ -326,7 +326,10 @@ void VisitCounts(Fn&& fn) {
   fn("malloc_rate", &ClusterLimits::malloc_rate, 1, kMaxRate);
   fn("node_malloc_rate", &ClusterLimits::node_malloc_rate, 1, kMaxRate);
   fn("max_sessions_per_node", &ClusterLimits::max_sessions_per_node, 1, kMaxCount);
+  fn("max_pins_per_session", &ClusterLimits::max_pins_per_session, 1, kMaxCount);
   fn("max_connections", &ClusterLimits::max_connections, 1, kMaxCount);
+  fn("max_setup_connections", &ClusterLimits::max_setup_connections, 1, kMaxCount);
+  fn("setup_timeout_ms", &ClusterLimits::setup_timeout_ms, 100, 600000);
   fn("max_waiting_calls", &ClusterLimits::max_waiting_calls, 1, kMaxCount);
   fn("session_lease_ms", &ClusterLimits::session_lease_ms, 100, kMaxMillis);
   fn("restart_grace_ms", &ClusterLimits::restart_grace_ms, 0, kMaxMillis);

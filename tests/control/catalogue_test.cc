@@ -403,6 +403,9 @@ TEST_F(CatalogueTest, HandlesAreDistinctAndRandom) {
 }
 
 TEST_F(CatalogueTest, PinCountInTheTagSaturates) {
+  CatalogueLimits limits;
+  limits.max_pins_per_session = tag::kPinMax + 100;
+  Make(limits);
   const SessionId a = Open(), r = Open(2);
   const uint64_t x = New(a, 100, /*seal=*/true);
   std::vector<Handle> handles;
@@ -621,6 +624,29 @@ TEST_F(CatalogueTest, MaxSessionsPerNode) {
   cat_->CloseSession(a);
   ASSERT_OK(cat_->OpenSession(Client(1)).status());
   EXPECT_TRUE(cat_->OpenSession(Client(1)).status().IsCapacityError());
+}
+
+// Every pin costs the daemon memory: one session holds at most
+// max_pins_per_session of them; a released one makes room again.
+TEST_F(CatalogueTest, MaxPinsPerSession) {
+  CatalogueLimits limits;
+  limits.max_pins_per_session = 3;
+  Make(limits);
+  const SessionId a = Open(1), r = Open(2);
+  const uint64_t x = New(a, 100, /*seal=*/true);
+  std::vector<Handle> held;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(Handle h, cat_->Pin(r, {x}));
+    held.push_back(h);
+  }
+  auto fourth = cat_->Pin(r, {x});
+  ASSERT_TRUE(fourth.status().IsCapacityError()) << fourth.status().ToString();
+  EXPECT_TRUE(Contains(fourth.status().message(), "max_pins_per_session"));
+  EXPECT_EQ(cat_->PinsOf(x), 3u);
+  // Another session has its own count; a release makes room.
+  ASSERT_OK(cat_->Pin(Open(3), {x}).status());
+  ASSERT_OK(cat_->Release(r, held[0]));
+  ASSERT_OK(cat_->Pin(r, {x}).status());
 }
 
 TEST_F(CatalogueTest, SessionIdsAreNeverReused) {

@@ -89,7 +89,11 @@ struct ClusterLimits {
   uint64_t malloc_rate = 20000;     // allocations per second per session
   uint64_t node_malloc_rate = 100000;  // allocations per second per node identity
   uint32_t max_sessions_per_node = 256;
-  uint32_t max_connections = 1024;
+  uint32_t max_pins_per_session = 65536;
+  uint32_t max_connections = 1024;  // established connections (sessions) to one daemon
+  uint32_t max_setup_connections =
+      128;                            // per listener, not established yet (oldest closed)
+  uint32_t setup_timeout_ms = 1000;   // TLS handshake and OpenSession must be done within
   uint32_t max_waiting_calls = 4096;  // calls parked at one daemon (waits, barriers)
   uint32_t session_lease_ms = 15000;  // a silent session is dropped after this
   uint32_t restart_grace_ms =

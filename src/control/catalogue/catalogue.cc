@@ -463,6 +463,12 @@ void Catalogue::FreeRecord(uint64_t address) {
 // Pins
 
 Status Catalogue::PinLocked(Session* s, std::vector<uint64_t> objects, Handle* out) {
+  if (s->pins.size() >= limits_.max_pins_per_session) {
+    return Status::CapacityError(
+        "this session of ", Who(s->info), " already holds ", s->pins.size(),
+        " pins at node ", node_,
+        ", the most one session may (limits.max_pins_per_session)");
+  }
   // Batches come mostly in address order already (objects created in turn).
   if (!std::is_sorted(objects.begin(), objects.end())) {
     std::sort(objects.begin(), objects.end());

@@ -69,6 +69,7 @@ struct CatalogueLimits {
   uint64_t malloc_rate = 20000;        // per second per session
   uint64_t node_malloc_rate = 100000;  // per second per node identity
   uint32_t max_sessions_per_node = 256;
+  uint32_t max_pins_per_session = 65536;  // pin handles one session holds
 };
 
 struct Allocation {

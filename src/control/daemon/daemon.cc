@@ -29,6 +29,7 @@ CatalogueLimits ResolveLimits(const memory::ClusterLimits& l, uint64_t data_size
   c.malloc_rate = o.malloc_rate ? o.malloc_rate : l.malloc_rate;
   c.node_malloc_rate = std::max(c.malloc_rate, l.node_malloc_rate);
   c.max_sessions_per_node = l.max_sessions_per_node;
+  c.max_pins_per_session = l.max_pins_per_session;
   return c;
 }
 
@@ -119,6 +120,9 @@ Status Start(Node* node, const DaemonOptions& o) {
           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
   eo.cluster = cfg.name;
   eo.max_connections = cfg.limits.max_connections;
+  eo.max_unestablished = cfg.limits.max_setup_connections;
+  eo.handshake_timeout_ms = static_cast<int>(cfg.limits.setup_timeout_ms);
+  eo.sessions = true;  // OpenSession establishes a connection (session_service.cc)
   eo.spin_us = static_cast<int>(cfg.limits.spin_us);
   QUIVER_ASSIGN_OR_RAISE(auto handlers, MakeHandlers(node));
   node->engine = std::make_unique<rpc::Engine>(eo, std::move(handlers));

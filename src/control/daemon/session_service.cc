@@ -68,6 +68,7 @@ void HandleOpenSession(Node& node, const CallPtr& call, std::string_view payload
     st.session = *session;
   }
   st.opened = true;
+  call->connection()->Established();
   wire::OpenSessionReply rep;
   rep.set_node(node.id);
   rep.set_generation(node.generation);

@@ -198,6 +198,10 @@ class IoThread {
   std::unordered_set<void*> listeners_;                   // set before the thread starts
 };
 
+// Buffers above this are released once empty: a connection that once
+// carried a big frame does not keep its memory.
+constexpr size_t kKeepBufferBytes = 256u << 10;
+
 // ---------------------------------------------------------------------------
 // Connection
 
@@ -231,7 +235,12 @@ Status Connection::FlushLocked() {
     outbox_sent_ += n;
   }
   if (outbox_sent_ == outbox_.size()) {
-    outbox_.clear();
+    // A big reply's buffer is not kept for the connection's life.
+    if (outbox_.capacity() > kKeepBufferBytes) {
+      std::string().swap(outbox_);
+    } else {
+      outbox_.clear();
+    }
     outbox_sent_ = 0;
   } else if (outbox_sent_ > (1u << 20)) {
     outbox_.erase(0, outbox_sent_);
@@ -354,11 +363,28 @@ void Connection::Close(const Status& why) {
 // The I/O thread's handling of one connection's events
 
 Status IoThread::FinishHandshake(Connection* c) {
-  // Called with c->mu_ held, after the stream's handshake completed.
-  if (c->handshake_timer_ != 0) engine_->timers_.Cancel(c->handshake_timer_);
+  // Called with c->mu_ held, after the stream's handshake completed. With
+  // sessions, the setup timer runs on until the session is opened.
   QUIVER_ASSIGN_OR_RAISE(c->peer_, c->stream_->Peer(engine_->options_.cluster));
   c->handshaking_ = false;
+  if (!engine_->options_.sessions) {
+    if (c->handshake_timer_ != 0) engine_->timers_.Cancel(c->handshake_timer_);
+    c->handshake_timer_ = 0;
+    engine_->CountEstablished(c);
+  }
   return Status::OK();
+}
+
+void Connection::Established() {
+  if (established()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (handshake_timer_ != 0) engine_->timers_.Cancel(handshake_timer_);
+    handshake_timer_ = 0;
+  }
+  // Handlers run on this connection's I/O thread: the decoder is its own.
+  decoder_.set_max_payload(kMaxFramePayload);
+  engine_->CountEstablished(this);
 }
 
 void IoThread::Handle(Connection* c, uint32_t events) {
@@ -436,6 +462,7 @@ void IoThread::Handle(Connection* c, uint32_t events) {
       engine_->OnFrame(self, h, payload);
       if (c->closed()) return;
     }
+    c->decoder_.Trim();  // a big frame's buffer is not kept once it is handled
   }
   if (events & EPOLLOUT) {
     Status st;
@@ -587,12 +614,49 @@ void Engine::ForEachConnection(
 void Engine::Register(const ConnectionPtr& c) {
   std::lock_guard<std::mutex> lock(mu_);
   connections_.emplace(c->id(), c);
+  if (c->outgoing()) {
+    c->established_.store(true, std::memory_order_release);
+    ++established_;
+  } else {
+    ++unestablished_[c->unix_ ? 1 : 0];
+  }
+}
+
+void Engine::CountEstablished(Connection* c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (c->established() || connections_.count(c->id()) == 0) return;
+  c->established_.store(true, std::memory_order_release);
+  --unestablished_[c->unix_ ? 1 : 0];
+  ++established_;
+}
+
+void Engine::MakeRoomForUnestablished(bool unix_socket) {
+  ConnectionPtr oldest;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unestablished_[unix_socket ? 1 : 0] < options_.max_unestablished) return;
+    for (const auto& [id, c] : connections_) {
+      if (c->outgoing() || c->established() || c->unix_ != unix_socket) continue;
+      if (oldest == nullptr || id < oldest->id()) oldest = c;
+    }
+  }
+  if (oldest != nullptr) {
+    oldest->Close(Status::CapacityError(
+        "closed to make room: ", options_.max_unestablished,
+        " connections were still setting up on this ", unix_socket ? "socket" : "port"));
+  }
 }
 
 void Engine::Forget(const ConnectionPtr& c, const Status& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    connections_.erase(c->id());
+    if (connections_.erase(c->id()) != 0) {
+      if (c->established()) {
+        --established_;
+      } else if (!c->outgoing()) {
+        --unestablished_[c->unix_ ? 1 : 0];
+      }
+    }
   }
   // on_close runs for connections whose peer was known (opened).
   bool opened;
@@ -638,10 +702,17 @@ void Engine::Accept(int listen_fd, const TlsContext* tls) {
   for (;;) {
     int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;  // EAGAIN, or a transient error; epoll calls again
-    if (connection_count() >= options_.max_connections) {
-      close(fd);  // over the cap: refused before any work is done
-      continue;
+    const bool unix_socket = tls == nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (established_ >= options_.max_connections) {
+        close(fd);  // over the cap: refused before any work is done
+        continue;
+      }
     }
+    // Connections that never finish setting up take no one's place for
+    // long: the newest one pushes the oldest out.
+    MakeRoomForUnestablished(unix_socket);
     if (tls != nullptr) {
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -656,21 +727,22 @@ void Engine::Accept(int listen_fd, const TlsContext* tls) {
     }
     IoThread* io = io_[next_io_.fetch_add(1) % io_.size()].get();
     ConnectionPtr c(new Connection(this, io, std::move(stream), /*outgoing=*/false));
+    c->unix_ = unix_socket;
+    if (options_.sessions) c->decoder_.set_max_payload(options_.setup_payload);
     {
       std::lock_guard<std::mutex> lock(c->mu_);
       std::weak_ptr<Connection> weak = c;
       c->handshake_timer_ = timers_.After(options_.handshake_timeout_ms, [weak, this] {
         auto self = weak.lock();
-        if (!self) return;
-        bool still;
+        if (!self || self->established()) return;
+        bool handshaking;
         {
           std::lock_guard<std::mutex> lock2(self->mu_);
-          still = self->handshaking_;
+          handshaking = self->handshaking_;
         }
-        if (still) {
-          self->Close(Status::DeadlineExceeded("no handshake within ",
-                                               options_.handshake_timeout_ms, " ms"));
-        }
+        self->Close(Status::DeadlineExceeded(handshaking ? "no handshake" : "no session",
+                                             " within ", options_.handshake_timeout_ms,
+                                             " ms"));
       });
     }
     Register(c);

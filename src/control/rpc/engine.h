@@ -67,6 +67,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // When the last frame arrived (leases of silent sessions).
   Clock::time_point last_receive() const;
 
+  // With EngineOptions::sessions, the service says that an incoming
+  // connection has opened its session: it leaves the unestablished pool of
+  // its listener, the time limit on setting up stops, and frames up to the
+  // protocol's limit are accepted. Called from a request handler (which
+  // runs on the connection's I/O thread); idempotent.
+  void Established();
+  bool established() const { return established_.load(std::memory_order_acquire); }
+
  private:
   friend class Engine;
   friend class IoThread;
@@ -86,6 +94,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   IoThread* io_;
   const uint64_t id_;
   const bool outgoing_;
+  bool unix_ = false;  // accepted on the Unix socket (set before Register)
+  std::atomic<bool> established_{false};
   PeerInfo peer_;
   std::shared_ptr<void> context_;
 
@@ -109,8 +119,21 @@ using ConnectionPtr = std::shared_ptr<Connection>;
 struct EngineOptions {
   int io_threads = 2;
   std::string cluster;  // peers' certificates must name it
+  // Established connections (and, with `sessions`, every connection).
   uint32_t max_connections = 1024;
-  int handshake_timeout_ms = 10000;
+  // Incoming connections not established yet, per listener kind (TCP, the
+  // Unix socket): when a new one comes and the pool is full, the oldest is
+  // closed, so connections that never speak cannot lock anyone out.
+  uint32_t max_unestablished = 128;
+  // A TLS handshake (and, with `sessions`, the session) must complete
+  // within this.
+  int handshake_timeout_ms = 1000;
+  // Incoming connections are established only when the service calls
+  // Connection::Established (its session opened); until then each frame's
+  // payload is limited to `setup_payload` bytes. Without it a connection is
+  // established once its handshake is done.
+  bool sessions = false;
+  size_t setup_payload = 64u << 10;
   // A peer that stops reading is disconnected once this much output waits.
   size_t max_outbox_bytes = 256u << 20;
   // While calls this engine made are awaiting replies, an idle I/O thread
@@ -176,8 +199,15 @@ class Engine {
   };
   std::vector<Listener> listeners_;
   std::vector<std::shared_ptr<void>> watches_;  // what listeners' epoll entries point to
+  // Closes the oldest unestablished incoming connection of that kind when
+  // its pool is full.
+  void MakeRoomForUnestablished(bool unix_socket);
+  void CountEstablished(Connection* c);
+
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, ConnectionPtr> connections_;
+  uint32_t unestablished_[2] = {0, 0};  // incoming, by kind: [0] TCP, [1] Unix
+  uint32_t established_ = 0;
   bool started_ = false, stopped_ = false;
 };
 

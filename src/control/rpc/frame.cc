@@ -72,6 +72,13 @@ uint8_t* FrameDecoder::WritePointer(size_t min_room) {
   return reinterpret_cast<uint8_t*>(buf_.data()) + end_;
 }
 
+void FrameDecoder::Trim() {
+  constexpr size_t kKeep = 256u << 10;
+  if (begin_ != end_ || buf_.size() <= kKeep) return;
+  std::string().swap(buf_);
+  begin_ = end_ = 0;
+}
+
 void FrameDecoder::Append(std::string_view bytes) {
   std::memcpy(WritePointer(bytes.size()), bytes.data(), bytes.size());
   Commit(bytes.size());

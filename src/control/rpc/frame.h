@@ -75,6 +75,12 @@ class FrameDecoder {
   Result<bool> Next(FrameHeader* header, std::string_view* payload);
 
   size_t buffered() const { return end_ - begin_; }
+  // Frames whose payload exceeds this are malformed from now on.
+  void set_max_payload(size_t max_payload) { max_payload_ = max_payload; }
+  // Releases the buffer if nothing is buffered and it grew past 256 KiB (a
+  // big frame's memory is not kept for the connection's life). Invalidates
+  // the payload view of the last Next().
+  void Trim();
 
  private:
   size_t max_payload_;
