@@ -55,12 +55,13 @@ class PutTest : public testing::UpFixture {
   // DuckDB (through `quiver sql`) writes `query`'s rows to `file`.
   void Write(const std::string& query, const std::string& file,
              const std::string& options) {
-    Ran r = Q({"sql", "COPY (" + query + ") TO '" + file + "' (" + options + ")"});
+    Ran r = Q({"sql", "--allow-files",
+               "COPY (" + query + ") TO '" + file + "' (" + options + ")"});
     ASSERT_EQ(r.code, 0) << r.out;
   }
   // CSV of `query` run on `node` (or the first node when empty).
   std::string Csv(const std::string& query, const std::string& node = "") {
-    std::vector<std::string> args = {"sql", "--format", "csv"};
+    std::vector<std::string> args = {"sql", "--allow-files", "--format", "csv"};
     if (!node.empty()) args.insert(args.end(), {"--node", node});
     args.push_back(query);
     Ran r = Q(args);

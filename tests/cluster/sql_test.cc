@@ -265,5 +265,48 @@ TEST_F(SqlTest, ScanIsZeroCopy) {
   EXPECT_EQ(CsvBody(r.out), "25000000,312499987500000\r\n") << r.out;
 }
 
+// A cluster is shared: by default a query reaches its tables and nothing
+// else. Reading a file (read_csv, read_text), writing one (COPY ... TO),
+// attaching a database, installing or loading an extension, or changing a
+// setting to allow any of it, is refused with a message that says how to
+// allow files; `--allow-files` reads and writes files as this user.
+TEST_F(SqlTest, FilesAndExtensionsAreOffUnlessAllowed) {
+  ASSERT_EQ(Up().code, 0);
+  const std::string csv = "/tmp/quiver-sql-files-" + std::to_string(getpid()) + ".csv";
+  for (const std::string& q :
+       {std::string("SELECT * FROM read_csv('/etc/passwd')"),
+        std::string("SELECT * FROM read_text('/etc/hostname')"),
+        "COPY (SELECT 1 AS x) TO '" + csv + "'", std::string("ATTACH '/tmp/x.db' AS x"),
+        std::string("INSTALL httpfs"), std::string("LOAD httpfs"),
+        std::string("SET enable_external_access = true"),
+        std::string("SET autoinstall_known_extensions = true")}) {
+    Ran r = Sql({q});
+    EXPECT_EQ(r.code, 1) << q << "\n" << r.out;
+    EXPECT_NE(r.out.find("--allow-files"), std::string::npos) << q << "\n" << r.out;
+  }
+  EXPECT_FALSE(std::ifstream(csv).good()) << "COPY ... TO wrote a file";
+  // --publish may not smuggle a file into cluster memory either.
+  Ran pub = Sql({"--publish", "passwd", "SELECT * FROM read_csv('/etc/passwd')"});
+  EXPECT_EQ(pub.code, 1) << pub.out;
+  EXPECT_EQ(Sql({"SELECT count(*) FROM passwd"}).code, 1);
+
+  Ran wrote = Sql({"--allow-files", "COPY (SELECT 42 AS x) TO '" + csv + "'"});
+  EXPECT_EQ(wrote.code, 0) << wrote.out;
+  Ran read =
+      Sql({"--allow-files", "--format", "csv", "SELECT x FROM read_csv('" + csv + "')"});
+  EXPECT_EQ(read.code, 0) << read.out;
+  EXPECT_EQ(CsvBody(read.out).substr(0, 3), "42\r") << read.out;
+  // Extensions are neither installed nor loaded behind a query's back with
+  // files allowed either, and the settings stay locked.
+  Ran settings =
+      Sql({"--allow-files", "--format", "csv",
+           "SELECT current_setting('autoinstall_known_extensions') AS i, "
+           "current_setting('autoload_known_extensions') AS l"});
+  EXPECT_EQ(settings.code, 0) << settings.out;
+  EXPECT_EQ(CsvBody(settings.out).substr(0, 11), "false,false") << settings.out;
+  EXPECT_EQ(Sql({"--allow-files", "SET autoload_known_extensions = true"}).code, 1);
+  std::remove(csv.c_str());
+}
+
 }  // namespace
 }  // namespace quiver

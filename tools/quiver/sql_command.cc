@@ -22,7 +22,24 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: quiver sql [--node N] [--dir D] [--format table|csv|json|arrow] "
-    "[--publish NAME] [QUERY]\n";
+    "[--publish NAME] [--allow-files] [QUERY]\n";
+
+// What DuckDB may reach beyond the cluster's tables. By default nothing:
+// no file read or written (read_csv, COPY, ATTACH, ...), no extension
+// installed or loaded behind the query's back (no network), and the
+// settings locked so a query cannot turn any of it back on. `--allow-files`
+// lets DuckDB read and write files as this user (extensions stay off).
+Status LockDown(duckdb::Connection* conn, bool allow_files) {
+  std::vector<const char*> settings = {"SET autoinstall_known_extensions = false",
+                                       "SET autoload_known_extensions = false",
+                                       "SET allow_community_extensions = false"};
+  if (!allow_files) settings.push_back("SET enable_external_access = false");
+  settings.push_back("SET lock_configuration = true");
+  for (const char* sql : settings) {
+    QUIVER_RETURN_NOT_OK(conn->Execute(sql).WithContext(sql));
+  }
+  return Status::OK();
+}
 
 // DuckDB over the published tables of the cluster, as one node sees them.
 class SqlSession {
@@ -177,6 +194,15 @@ class SqlSession {
     }
     text += Escape(st.message().substr(at));
     std::fprintf(stderr, "quiver: sql: %s\n", text.c_str());
+    const std::string& m = st.message();
+    if (m.find("disabled through configuration") != std::string::npos ||
+        m.find("disabled by configuration") != std::string::npos ||
+        m.find("configuration has been locked") != std::string::npos) {
+      std::fprintf(stderr,
+                   "quiver: sql: by default a query reaches only the cluster's tables, "
+                   "no file, extension or setting; --allow-files lets it read and write "
+                   "files (docs/sql.md)\n");
+    }
     for (const auto& [name, why] : unavailable_) {
       if (st.message().find(name) != std::string::npos) {
         std::fprintf(stderr, "quiver: sql: table %s is published but unavailable: %s\n",
@@ -203,6 +229,7 @@ class SqlSession {
 int SqlCommand(const Args& in) {
   Args args = in;
   const std::string publish = TakeOption(&args, "publish", "");
+  const bool allow_files = TakeFlag(&args, "allow-files");
   auto format = ParseSqlFormat(TakeOption(&args, "format", "table"));
   if (!format.ok()) return Fail("sql", format.status());
   Args positional = args;  // what is left once --dir and --node are taken
@@ -227,6 +254,8 @@ int SqlCommand(const Args& in) {
   if (!db.ok()) return Fail("sql: DuckDB", db.status(), kExitFailed);
   auto conn = duckdb::Connection::Open(*db);
   if (!conn.ok()) return Fail("sql: DuckDB", conn.status(), kExitFailed);
+  Status locked = LockDown(conn->get(), allow_files);
+  if (!locked.ok()) return Fail("sql: DuckDB", locked, kExitFailed);
   SqlSession session(std::move(attached->client), std::move(*conn), *format);
   Status st = session.RegisterTables();
   if (!st.ok()) return Fail("sql: listing the tables", st, kExitFailed);
