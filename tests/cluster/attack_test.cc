@@ -315,5 +315,68 @@ TEST(AttackLimitsTest, AFloodingClientLeavesOthersAbleToAllocate) {
   EXPECT_TRUE(other->RemoteAllocate(0, 64, 64).ok());
 }
 
+// A daemon may register chunks only over its own memory (the home rule),
+// wherever the registration arrives: daemon 2 telling node 0 that the
+// victim's buffers (in node 0's region) are its chunk "forged" is refused,
+// and node 0 holds no publication of them for it.
+TEST_F(AttackTest, AForgedReplicaPutIsRefusedAtEveryNode) {
+  auto as_daemon2 = RawSession::Open(*cluster_, 0, PeerRole::kDaemon, 2);
+  ASSERT_NE(as_daemon2, nullptr);
+  auto local = RawSession::Open(*cluster_, 0, PeerRole::kClient, 0, /*unix_socket=*/true);
+  ASSERT_NE(local, nullptr);
+  wire::LookupRequest look;
+  look.set_name("victim");
+  wire::LookupReply found;
+  ASSERT_TRUE(local->Call(Method::kLookup, look, &found).ok());
+  ASSERT_EQ(found.chunks_size(), 1);
+  for (uint32_t target : {0u, 1u}) {
+    auto to = target == 0 ? std::move(as_daemon2)
+                          : RawSession::Open(*cluster_, 1, PeerRole::kDaemon, 2);
+    ASSERT_NE(to, nullptr);
+    wire::ReplicaPutRequest put;
+    auto* c = put.add_chunks();
+    *c = found.chunks(0);
+    c->set_id(0xF0F0F0F0ULL + target);
+    c->set_home(2);
+    c->set_name("forged");
+    put.set_generation(1);
+    put.set_version(1);
+    auto r = to->Call(Method::kReplicaPut, put);
+    EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied)
+        << "node " << target << ": " << r.status().ToString();
+  }
+  wire::LookupRequest forged;
+  forged.set_name("forged");
+  EXPECT_TRUE(local->Call(Method::kLookup, forged, &found).IsNotFound());
+  ExpectReaderIntact();
+  ExpectTableIntact();
+}
+
+// A session holds at most max_pins_per_session pins at one daemon.
+TEST(AttackLimitsTest, PinsBeyondTheCapAreRefused) {
+  ClusterSpec spec;
+  spec.nodes = 2;
+  spec.limits.max_pins_per_session = 20;
+  auto cluster = StartCluster(spec);
+  ASSERT_NE(cluster, nullptr);
+  auto owner = ConnectOnline(*cluster, 0);
+  ASSERT_NE(owner, nullptr);
+  ASSERT_TRUE(owner->Publish(Int64Batch(owner->local_pool(), 1000), "t").ok());
+  auto reader = RawSession::Open(*cluster, 0, PeerRole::kClient, 1);
+  ASSERT_NE(reader, nullptr);
+  const auto ids = ChunkIds(reader.get(), "t");
+  ASSERT_EQ(ids.size(), 1u);
+  wire::PinRequest pin;
+  pin.add_chunk_ids(ids[0]);
+  int pinned = 0, refused = 0;
+  for (int i = 0; i < 25; ++i) {
+    auto r = reader->Call(Method::kPin, pin);
+    pinned += r.ok();
+    refused += r.status().code() == StatusCode::kCapacityError;
+  }
+  EXPECT_EQ(pinned, 20);
+  EXPECT_EQ(refused, 5);
+}
+
 }  // namespace
 }  // namespace quiver

@@ -139,6 +139,15 @@ Status Directory::Insert(std::vector<ChunkMeta>* chunks, const InsertOptions& op
                              " has its buffers on node ", c.owners[0],
                              " first: publish it there (its home), not at node ", self_);
     }
+    // The home rule holds wherever a chunk arrives, not only at its home: a
+    // daemon may not register, anywhere, a chunk over another node's memory
+    // as its own.
+    if (!c.local_only && !c.owners.empty() && c.owners[0] != c.home) {
+      return Status::PermissionDenied(
+          "the chunk of '", c.name, "' at row ", c.first_row, " says node ", c.home,
+          " is its home, but its buffers are on node ", c.owners[0],
+          " first: only that node may register it");
+    }
     if (options.seal_as != 0 && !p->own_ranges.empty()) {
       QUIVER_RETURN_NOT_OK(catalogue_->Seal(options.seal_as, p->own_ranges));
     }

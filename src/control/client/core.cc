@@ -12,6 +12,7 @@
 
 #include "control/rpc/wire.h"
 #include "quiver/coherence/flush.h"
+#include "quiver/util/string_builder.h"
 
 namespace quiver::control::client {
 
@@ -456,6 +457,20 @@ Result<uint64_t> Core::RemoteReallocate(uint32_t node, uint64_t address,
   Link* l = link(node);
   if (l == nullptr) return Status::Invalid("no node ", node, " in the cluster");
   QUIVER_RETURN_NOT_OK(CheckMapped(node));
+  // An allocation of a session that ended (its owner's daemon restarted, or
+  // the session outlived its lease) is no longer this client's.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& m = allocs_[node];
+    auto it = m.find(address);
+    if (it != m.end() && it->second.second != l->view().epoch) {
+      return Status::Unavailable("Realloc of ", util::Hex(address), " at node ", node,
+                                 ": the session it was allocated in has ended (node ",
+                                 node,
+                                 "'s daemon restarted, or this client was silent "
+                                 "longer than its lease); build the data again");
+    }
+  }
   // What this process wrote must be in memory before the owner copies it.
   const uint64_t old = AllocatedSize(node, address);
   if (old != 0 && node != options_.node) {

@@ -1,6 +1,7 @@
 // Memory at the region's owner: allocation for a client session, with
 // protocol step 2 (every node drops the new range from its caches) done
 // before the address is handed out; realloc, free and seal.
+#include <algorithm>
 #include <functional>
 
 #include "control/daemon/log.h"
@@ -62,14 +63,21 @@ void Node::FlushEverywhere(BufferRange range, uint32_t caller,
   node.FlushThen({range}, std::move(others));
 }
 
-void Node::FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)> done) {
+void Node::FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)> done,
+                     std::function<bool()> cancelled) {
   uint64_t total = 0;
   for (const auto& r : ranges) total += r.length;
-  auto flush = [ranges] {
+  auto flush = [ranges, cancelled = std::move(cancelled)] {
+    constexpr uint64_t kPiece = uint64_t{64} << 20;
     for (const auto& r : ranges) {
-      if (r.length == 0) continue;
-      QUIVER_RETURN_NOT_OK(
-          coherence::FlushRange(reinterpret_cast<const void*>(r.address), r.length));
+      for (uint64_t at = 0; at < r.length; at += kPiece) {
+        if (cancelled && cancelled()) {
+          return Status::Cancelled("the flush's caller left after ", at, " bytes");
+        }
+        QUIVER_RETURN_NOT_OK(
+            coherence::FlushRange(reinterpret_cast<const void*>(r.address + at),
+                                  std::min(kPiece, r.length - at)));
+      }
     }
     return Status::OK();
   };
@@ -161,7 +169,14 @@ void HandleFlush(Node& node, const CallPtr& call, std::string_view payload) {
                                         " does not map (another memory group)"));
     }
   }
-  node.FlushThen(std::move(ranges), [call](Status st) { call->Finish(st); });
+  // A caller that leaves (closes, dies) stops the flush it asked for.
+  std::weak_ptr<rpc::Connection> conn = call->connection();
+  node.FlushThen(
+      std::move(ranges), [call](Status st) { call->Finish(st); },
+      [conn] {
+        auto c = conn.lock();
+        return c == nullptr || c->closed();
+      });
 }
 
 }  // namespace quiver::control::daemon

@@ -64,8 +64,11 @@ struct Node {
   // "" if every node of `nodes` is usable, else why not.
   std::string LostReason(const std::vector<uint32_t>& nodes) const;
   // Flushes [address, +length) from this process's caches; large ranges go
-  // to a worker so an I/O thread is never busy for milliseconds.
-  void FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)> done);
+  // to a worker so an I/O thread is never busy for milliseconds. When
+  // `cancelled` says so (checked every 64 MiB) it stops and `done` gets
+  // Cancelled: the caller left.
+  void FlushThen(std::vector<BufferRange> ranges, std::function<void(Status)> done,
+                 std::function<bool()> cancelled = nullptr);
   // Protocol step 2 for a new range before it is handed out: every node
   // drops it from its caches (`caller`'s node does its own when the answer
   // arrives); `done` gets the first failure.

@@ -216,6 +216,11 @@ Result<std::string> Peers::CallAndWait(Peer* p, rpc::Method method,
     std::lock_guard<std::mutex> lock(mu_);
     link = p->link;
   }
+  return CallOn(link, method, payload, timeout_ms);
+}
+
+Result<std::string> Peers::CallOn(const rpc::ConnectionPtr& link, rpc::Method method,
+                                  const std::string& payload, int timeout_ms) {
   if (!link) return Status::Unavailable("no link");
   auto promise = std::make_shared<std::promise<Result<std::string>>>();
   auto future = promise->get_future();
@@ -248,24 +253,27 @@ bool Peers::EnsureLink(Peer* p) {
   const int timeout = std::max(200, options_.heartbeat_ms * 5);
   auto link = engine_->Connect(p->config->control, *tls_, expected, timeout);
   Status st = link.status();
+  rpc::ConnectionPtr fresh;
   if (st.ok()) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      p->link = *link;
-    }
+    // The link is no one's until its session is open: a call sent on it
+    // before would be refused by the peer ("before OpenSession"). Calls
+    // meanwhile are deferred (CallAll) and go out below.
+    fresh = *link;
     wire::OpenSessionRequest open;
     open.set_pid(static_cast<int32_t>(getpid()));
     open.set_program("quiverd");
-    st = CallAndWait(p, rpc::Method::kOpenSession, open.SerializeAsString(), timeout)
+    st = CallOn(fresh, rpc::Method::kOpenSession, open.SerializeAsString(), timeout)
              .status();
   }
   std::vector<Peer::Deferred> waiting;
   rpc::ConnectionPtr link_now;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (st.ok()) p->link = fresh;
     waiting.swap(p->deferred);
     link_now = st.ok() ? p->link : nullptr;
   }
+  if (!st.ok() && fresh) fresh->Close(st);
   for (auto& d : waiting) {
     if (link_now) {
       link_now->Call(rpc::MethodByte(d.method), d.payload, options_.call_timeout_ms,

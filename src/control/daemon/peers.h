@@ -92,6 +92,8 @@ class Peers {
   // Sends one call on the peer's link and waits for it (peer threads only).
   Result<std::string> CallAndWait(Peer* p, rpc::Method method, const std::string& payload,
                                   int timeout_ms);
+  static Result<std::string> CallOn(const rpc::ConnectionPtr& link, rpc::Method method,
+                                    const std::string& payload, int timeout_ms);
   void Heartbeat(Peer* p);
   void SyncFrom(Peer* p, uint64_t generation, uint64_t version);
   void MarkOnline(Peer* p, uint64_t generation);
