@@ -178,12 +178,11 @@ bool Eventually(const std::function<bool()>& done, int timeout_ms) {
 }
 
 int64_t UsedBytes(const control::LocalCluster& cluster, uint32_t node) {
-  auto st = control::client::QueryClusterStatus(cluster.config().nodes[node], 5000);
-  if (!st.ok()) return -1;
-  for (const auto& n : st->nodes) {
-    if (n.node == node && n.online) return static_cast<int64_t>(n.used);
-  }
-  return -1;
+  return control::client::UsedBytesOf(cluster.config().nodes[node], 5000);
+}
+
+std::optional<bool> Recovering(const control::LocalCluster& cluster, uint32_t node) {
+  return control::client::RecoveringOf(cluster.config().nodes[node], 2000);
 }
 
 int ThreadCount(pid_t pid) {

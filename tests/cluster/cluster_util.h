@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,6 +76,9 @@ bool Eventually(const std::function<bool()>& done, int timeout_ms = 10000);
 // Bytes in live allocations of `node`'s region, as its daemon reports
 // (-1 if it does not answer).
 int64_t UsedBytes(const control::LocalCluster& cluster, uint32_t node);
+// Whether `node`'s daemon is recovering from a restart (nothing if it does
+// not answer).
+std::optional<bool> Recovering(const control::LocalCluster& cluster, uint32_t node);
 // Threads of a process (from /proc), -1 if it is gone.
 int ThreadCount(pid_t pid);
 

@@ -77,16 +77,6 @@ Result<ClusterStatus> StatusAt(const control::LocalCluster& cluster, uint32_t no
   return control::client::QueryClusterStatus(cluster.config().nodes[node], 2000);
 }
 
-// Node `node`'s daemon answers and says whether it is still recovering.
-bool Recovering(const control::LocalCluster& cluster, uint32_t node, bool* recovering) {
-  auto st = StatusAt(cluster, node);
-  if (!st.ok()) return false;
-  for (const auto& n : st->nodes) {
-    if (n.node == node) *recovering = n.recovering;
-  }
-  return true;
-}
-
 std::unique_ptr<Client> ConnectTo(const control::LocalCluster& cluster, uint32_t node) {
   auto c = Client::Connect({cluster.config_path(), node});
   EXPECT_TRUE(c.ok()) << c.status().ToString();
@@ -125,14 +115,15 @@ TEST(RestartRaceTest, AHeldTableOutlivesItsOwnersRestartAndItsUnpublish) {
   ASSERT_OK(cluster->Restart(1));
   // Node 1 has taken its region over and followed the home: the table is
   // gone there too, and the restart's recovery is still under way.
-  bool recovering = false;
+  std::optional<bool> recovering;
   ASSERT_TRUE(Eventually(
       [&] {
         auto st = StatusAt(*cluster, 1);
-        return st.ok() && st->tables.empty() && Recovering(*cluster, 1, &recovering);
+        recovering = testing::Recovering(*cluster, 1);
+        return st.ok() && st->tables.empty() && recovering.has_value();
       },
       15000));
-  ASSERT_TRUE(recovering) << "the steps took longer than the recovery";
+  ASSERT_TRUE(*recovering) << "the steps took longer than the recovery";
   EXPECT_GT(testing::Scribble(other.get(), 1), 0u);
   reader.Kill(SIGCONT);
   EXPECT_NE(testing::ResumReader(&reader).find(SumsOf(kRows)), std::string::npos)
@@ -140,9 +131,8 @@ TEST(RestartRaceTest, AHeldTableOutlivesItsOwnersRestartAndItsUnpublish) {
 
   // Once the recovery is over the reader still holds it (it re-claimed its
   // pin); then it lets go and the memory comes back.
-  ASSERT_TRUE(
-      Eventually([&] { return Recovering(*cluster, 1, &recovering) && !recovering; },
-                 static_cast<int>(kLeaseMs) + 10000));
+  ASSERT_TRUE(Eventually([&] { return testing::Recovering(*cluster, 1) == false; },
+                         static_cast<int>(kLeaseMs) + 10000));
   EXPECT_GT(testing::Scribble(other.get(), 1), 0u);
   EXPECT_NE(testing::ResumReader(&reader).find(SumsOf(kRows)), std::string::npos)
       << reader.output();
@@ -300,10 +290,8 @@ TEST(RestartRaceTest, AWriterCannotPublishMemoryItsOwnerGaveToAnother) {
 
   ASSERT_OK(cluster->Kill(1, SIGKILL));
   ASSERT_OK(cluster->Restart(1));
-  bool recovering = true;
-  ASSERT_TRUE(
-      Eventually([&] { return Recovering(*cluster, 1, &recovering) && !recovering; },
-                 static_cast<int>(kLeaseMs) + 10000));
+  ASSERT_TRUE(Eventually([&] { return testing::Recovering(*cluster, 1) == false; },
+                         static_cast<int>(kLeaseMs) + 10000));
   // Another client allocates until it is given the writer's old address.
   auto squatter = ConnectOnline(*cluster, 0);
   ASSERT_NE(squatter, nullptr);

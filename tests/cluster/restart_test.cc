@@ -136,8 +136,9 @@ TEST(RestartTest, AReaderKeepsItsPinAcrossItsOwnersRestart) {
   };
   EXPECT_TRUE(Eventually(pinned, kGraceMs)) << "the reader did not re-claim its pin";
   ASSERT_TRUE(other->Unpublish("held").ok());
-  // Past the grace period, every free byte of node 0 is overwritten.
-  std::this_thread::sleep_for(std::chrono::milliseconds(kGraceMs + 500));
+  // Once the grace period is over, every free byte of node 0 is overwritten.
+  EXPECT_TRUE(Eventually([&] { return testing::Recovering(*cluster, 0) == false; },
+                         kGraceMs + 10000));
   EXPECT_GT(testing::Scribble(other.get(), 0), 0u);
   EXPECT_NE(testing::ResumReader(&reader).find(SumsOf(400000)), std::string::npos)
       << reader.output();

@@ -64,12 +64,7 @@ uint64_t Tally::TotalOps() const {
 }
 
 int64_t UsedBytes(const control::LocalCluster& cluster, uint32_t node) {
-  auto st = control::client::QueryClusterStatus(cluster.config().nodes[node], 5000);
-  if (!st.ok()) return -1;
-  for (const auto& n : st->nodes) {
-    if (n.node == node && n.online) return static_cast<int64_t>(n.used);
-  }
-  return -1;
+  return control::client::UsedBytesOf(cluster.config().nodes[node], 5000);
 }
 
 bool AllOnline(const control::LocalCluster& cluster) {

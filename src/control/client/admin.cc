@@ -81,4 +81,22 @@ Result<ClusterStatus> QueryClusterStatus(const memory::NodeConfig& node, int tim
   return FromWire(rep);
 }
 
+int64_t UsedBytesOf(const memory::NodeConfig& node, int timeout_ms) {
+  auto st = QueryClusterStatus(node, timeout_ms);
+  if (!st.ok()) return -1;
+  for (const auto& n : st->nodes) {
+    if (n.node == node.id && n.online) return static_cast<int64_t>(n.used);
+  }
+  return -1;
+}
+
+std::optional<bool> RecoveringOf(const memory::NodeConfig& node, int timeout_ms) {
+  auto st = QueryClusterStatus(node, timeout_ms);
+  if (!st.ok()) return std::nullopt;
+  for (const auto& n : st->nodes) {
+    if (n.node == node.id) return n.recovering;
+  }
+  return std::nullopt;
+}
+
 }  // namespace quiver::control::client

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "control/rpc/channel.h"
@@ -13,6 +14,14 @@
 namespace quiver::control::client {
 
 Result<ClusterStatus> QueryClusterStatus(const memory::NodeConfig& node, int timeout_ms);
+
+// Bytes in live allocations of `node`'s region as its daemon says (-1 if it
+// does not answer, or says it is not online). Tests and soaks compare it
+// with a baseline to find leaks.
+int64_t UsedBytesOf(const memory::NodeConfig& node, int timeout_ms);
+// Whether `node`'s daemon is recovering from a restart (nothing if it does
+// not answer).
+std::optional<bool> RecoveringOf(const memory::NodeConfig& node, int timeout_ms);
 
 // A session with `node`'s daemon over its Unix socket, for a tool named
 // `program` (it shows in the daemon's log); maps nothing.
