@@ -101,7 +101,6 @@ void CloseSession(Node& node, const rpc::ConnectionPtr& conn, const Status& why)
 }
 
 void ExpireSilentSessions(Node& node) {
-  const auto now = rpc::Connection::Clock::now();
   const auto lease = std::chrono::milliseconds(node.lease_ms);
   node.engine->ForEachConnection([&](const rpc::ConnectionPtr& c) {
     if (c->outgoing()) return;
@@ -110,7 +109,7 @@ void ExpireSilentSessions(Node& node) {
     // A session with parked calls is no exception: a live client library
     // pings while its calls wait, and parked calls must not outlive a
     // client that died or went silent (they end with the connection).
-    if (now - c->last_receive() > lease) {
+    if (c->Silence() > lease) {
       c->Close(Status::DeadlineExceeded("session silent for more than ", node.lease_ms,
                                         " ms (its lease)"));
     }

@@ -143,10 +143,14 @@ class IoThread {
       const bool poll = spin.count() > 0 &&
                         awaiting_.load(std::memory_order_relaxed) > 0 &&
                         Clock::now() - last_event < spin;
+      busy_since_ns_.store(0, std::memory_order_relaxed);  // listening
       const int n = epoll_wait(epoll_, events, kMaxEvents, poll ? 0 : -1);
       if (n == 0) continue;
       if (n < 0 && errno != EINTR) break;
-      if (n > 0) last_event = Clock::now();
+      if (n > 0) {
+        last_event = Clock::now();
+        busy_since_ns_.store(NowNs(), std::memory_order_relaxed);
+      }
       bool woken = false;
       for (int i = 0; i < n; ++i) {
         void* p = events[i].data.ptr;
@@ -192,6 +196,12 @@ class IoThread {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<int64_t> awaiting_{0};
+  // When the thread stopped listening to handle what epoll_wait returned (0
+  // while it waits): its connections' silence is counted up to then only.
+  std::atomic<int64_t> busy_since_ns_{0};
+
+ public:
+  int64_t busy_since_ns() const { return busy_since_ns_.load(std::memory_order_relaxed); }
   std::mutex mu_;
   std::deque<std::function<void()>> tasks_;
   std::unordered_map<Connection*, ConnectionPtr> conns_;  // this thread only
@@ -213,6 +223,13 @@ Connection::Connection(Engine* engine, IoThread* io, std::unique_ptr<Stream> str
       outgoing_(outgoing),
       stream_(std::move(stream)) {
   last_receive_ns_.store(NowNs());
+}
+
+std::chrono::nanoseconds Connection::Silence() const {
+  const int64_t busy = io_->busy_since_ns();
+  const int64_t horizon = busy != 0 ? busy : NowNs();
+  return std::chrono::nanoseconds(
+      std::max<int64_t>(0, horizon - last_receive_ns_.load(std::memory_order_relaxed)));
 }
 
 Connection::Clock::time_point Connection::last_receive() const {

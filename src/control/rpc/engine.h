@@ -64,8 +64,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   T* context() const {
     return static_cast<T*>(context_.get());
   }
-  // When the last frame arrived (leases of silent sessions).
+  // When the last frame arrived.
   Clock::time_point last_receive() const;
+  // How long the peer has been silent while this side was listening (leases
+  // of silent sessions): time this connection's I/O thread spent busy with
+  // other work (a long handler of any of its connections) is not counted,
+  // since what the peer sent meanwhile is not read yet.
+  std::chrono::nanoseconds Silence() const;
 
   // With EngineOptions::sessions, the service says that an incoming
   // connection has opened its session: it leaves the unestablished pool of
