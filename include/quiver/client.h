@@ -217,6 +217,14 @@ class Client final : public memory::RemoteAllocator {
   Status Ping(uint32_t node, const std::string& payload = {});
   // Sends the queued releases and frees now and waits for them.
   Status Drain();
+  // Pins this client held for tables and objects it got that it could not
+  // keep: their session ended (the process was stopped for longer than its
+  // lease, or an owner's grace period passed before the client could
+  // re-claim them) and they could not be taken again. Memory such a table
+  // or object uses may since hold someone else's bytes: a reader that
+  // cannot rule out such a pause checks this after reading and gets the
+  // table again if it grew. Each lost pin is also said on stderr.
+  uint64_t lost_pins() const;
 
   // memory::RemoteAllocator (used by the pools).
   Result<uint64_t> RemoteAllocate(uint32_t node, uint64_t size,

@@ -346,5 +346,45 @@ TEST(RestartRaceTest, ADaemonDyingMidCallIsUnavailable) {
   EXPECT_EQ(got.code(), StatusCode::kUnavailable) << got.ToString();
 }
 
+// A reader stopped for longer than its lease loses its sessions, and with
+// them its pins: what it held may then be freed and reused, which no
+// library can prevent for a process that does not run. What it can do is
+// tell: once the reader runs again, its client finds it cannot take the
+// pin again (the table was unpublished meanwhile) and counts it in
+// Client::lost_pins.
+TEST(RestartRaceTest, AReaderStoppedPastItsLeaseIsToldItsPinIsLost) {
+  ClusterSpec spec = Spec();
+  spec.limits.session_lease_ms = 1000;
+  auto cluster = StartCluster(spec);
+  ASSERT_NE(cluster, nullptr);
+  auto publisher = ConnectOnline(*cluster, 0);
+  ASSERT_NE(publisher, nullptr);
+  {
+    auto batch = RecordBatch::FromArrays({"v"}, {Counting(publisher->pool(0), 0, 1000)})
+                     .ValueOrDie();
+    ASSERT_OK(publisher->Publish(batch, "held"));
+  }
+  Child reader = testing::StartActor(*cluster, 1, {"--get", "held"});
+  ASSERT_FALSE(reader.WaitForLine("ready", 30000).empty()) << reader.output();
+  EXPECT_EQ(testing::ActorDo(reader, "lost"), "ok lost=0");
+  auto sessions_at_0 = [&] {
+    auto st = StatusAt(*cluster, 0);
+    if (!st.ok()) return -1;
+    for (const auto& n : st->nodes) {
+      if (n.node == 0) return static_cast<int>(n.sessions);
+    }
+    return -1;
+  };
+  const int before = sessions_at_0();
+  reader.Kill(SIGSTOP);
+  // Its session at node 0, the owner holding its pin, ends with its lease.
+  ASSERT_TRUE(Eventually([&] { return sessions_at_0() == before - 1; }, 15000));
+  ASSERT_OK(publisher->Unpublish("held"));
+  reader.Kill(SIGCONT);
+  EXPECT_TRUE(Eventually([&] { return testing::ActorDo(reader, "lost") == "ok lost=1"; }))
+      << reader.output();
+  EXPECT_EQ(reader.Finish(), 0);
+}
+
 }  // namespace
 }  // namespace quiver

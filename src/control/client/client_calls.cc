@@ -124,6 +124,8 @@ Status Client::WaitAllOnline(int timeout_ms) {
       ->Call(Method::kWaitAllOnline, req, nullptr, timeout_ms + options_.call_timeout_ms);
 }
 
+uint64_t Client::lost_pins() const { return core_->lost_pins(); }
+
 Result<std::vector<TableInfo>> Client::List() {
   wire::ListReply rep;
   QUIVER_RETURN_NOT_OK(

@@ -333,6 +333,7 @@ void Core::Reclaim() {
     if (st.ok()) {
       p->handle = rep.pin();
     } else {
+      lost_pins_.fetch_add(1, std::memory_order_relaxed);
       std::fprintf(stderr,
                    "quiver: could not keep a pin at node %u after its session "
                    "ended: %s\n",

@@ -10,6 +10,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -78,6 +79,8 @@ class Core final : public memory::RemoteAllocator {
   // How many pins are tracked: those held, and released ones not swept yet
   // (at most as many again, or 64).
   size_t tracked_pins();
+  // Pins whose session ended and that could not be re-claimed or re-pinned.
+  uint64_t lost_pins() const { return lost_pins_.load(std::memory_order_relaxed); }
 
   // Sends everything queued now and waits for the answers.
   Status Drain();
@@ -132,6 +135,7 @@ class Core final : public memory::RemoteAllocator {
   FarReader far_{this, this};
   std::mutex send_mu_;  // one sender of the queues at a time
   std::thread thread_;
+  std::atomic<uint64_t> lost_pins_{0};
 };
 
 }  // namespace quiver::control::client

@@ -18,6 +18,7 @@
 //   put NAME TEXT                   (CreateAndSeal, metadata "m")
 //   get NAME TIMEOUT_MS SEED        ("reply ok HOME intact|corrupt"; held)
 //   table NAME                      (GetTable: "reply ok rows=R sum=S")
+//   lost                            ("reply ok lost=N": Client::lost_pins)
 // and two of tables:
 //   publish NAME ROWS AT_MS         (an int64 table 0..ROWS-1 in this node's
 //                                    memory, published when the wall clock
@@ -275,6 +276,8 @@ int main(int argc, char** argv) {
     if (!text.empty() && text.back() == '\n') text.pop_back();
     if (text.rfind("publish ", 0) == 0 || text.rfind("unpublish ", 0) == 0) {
       std::printf("reply %s\n", TableCommand(*c, text).c_str());
+    } else if (text == "lost") {
+      std::printf("reply ok lost=%" PRIu64 "\n", c->lost_pins());
     } else if (text != "sum" && text != "close") {
       std::printf("reply %s\n", StoreCommand(objects, text, &store_held).c_str());
     } else if (std::string(line) == "sum\n" && held) {
