@@ -53,14 +53,18 @@ void Decode(std::string_view bytes) {
       return Check(DecodeStatsReply(body), body);
     case Kind::kProbe:
       return Check(DecodeProbe(body), body);
+    case Kind::kDataPath:
+      return Check(DecodeDataPath(body), body);
     case Kind::kStats:
+    case Kind::kWantData:
+    case Kind::kMetadata:  // the bytes go to the Dissociated IPC reader
+    case Kind::kBody:
       return;
   }
 }
 
 void WriteSeeds(const char* dir) {
   Hello hello;
-  hello.token = "token";
   hello.worker_address = std::string(40, '\x07');
   HelloReply reply;
   reply.want_data = 1;
@@ -91,6 +95,7 @@ void WriteSeeds(const char* dir) {
       {"stats_reply",
        EncodeFrame(Kind::kStatsReply, 5, Encode(StatsReply{1, 2, 3, 4, 5}))},
       {"probe", EncodeFrame(Kind::kProbe, 6, Encode(Probe{65536, 99}))},
+      {"data_path", EncodeFrame(Kind::kDataPath, 0, Encode(DataPath{1}))},
   };
   for (const auto& [name, bytes] : seeds) {
     std::ofstream(std::string(dir) + "/" + name, std::ios::binary) << bytes;

@@ -18,8 +18,18 @@ Result<std::unique_ptr<BodyPool>> BodyPool::Make(std::shared_ptr<UcxContext> con
   const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   size = RoundUp(size == 0 ? page : size, page);
   std::unique_ptr<BodyPool> pool(new BodyPool());
-  QUIVER_ASSIGN_OR_RAISE(pool->memory_, UcxMemory::Allocate(std::move(context), size));
-  pool->base_ = reinterpret_cast<uint8_t*>(pool->memory_->address());
+  if (context != nullptr) {
+    QUIVER_ASSIGN_OR_RAISE(pool->memory_, UcxMemory::Allocate(std::move(context), size));
+    pool->base_ = reinterpret_cast<uint8_t*>(pool->memory_->address());
+  } else {
+    void* p =
+        mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      return Status::OutOfMemory("the transport pool of ", size, " bytes: mmap failed");
+    }
+    pool->base_ = static_cast<uint8_t*>(p);
+    pool->mapped_ = true;
+  }
   pool->size_ = size;
   // Faulted in now: never a page fault on a body's critical path, and on
   // RDMA hardware pinning costs far more for pages not yet present.
@@ -28,7 +38,10 @@ Result<std::unique_ptr<BodyPool>> BodyPool::Make(std::shared_ptr<UcxContext> con
   return pool;
 }
 
-BodyPool::~BodyPool() { memory_.reset(); }
+BodyPool::~BodyPool() {
+  memory_.reset();
+  if (mapped_) munmap(base_, size_);
+}
 
 uint8_t* BodyPool::TryAllocateLocked(uint64_t size) {
   for (auto it = free_.begin(); it != free_.end(); ++it) {

@@ -1,8 +1,9 @@
 // Where the server's batch bodies live: one span of memory, faulted in and
 // registered with UCX once when the server starts (never per batch), carved
-// into one block per body. A block is filled by Concatenate through an
-// ArenaPool, so a batch's buffers are contiguous and one remote read
-// fetches the whole body.
+// into one block per body. Without UCX (every client's data on its TLS
+// stream) the span is ordinary memory, registered with nothing. A block is filled by
+// Concatenate through an ArenaPool, so a batch's buffers are contiguous and one remote
+// read fetches the whole body.
 #pragma once
 
 #include <condition_variable>
@@ -21,7 +22,8 @@ class BodyPool {
  public:
   // `size` bytes (rounded up to pages) that UCX allocates and registers
   // with `context` (UcxMemory::Allocate: shared memory peers on this host
-  // map, where there is room), every page written once.
+  // map, where there is room), every page written once; a null `context`:
+  // anonymous memory.
   static Result<std::unique_ptr<BodyPool>> Make(std::shared_ptr<UcxContext> context,
                                                 uint64_t size);
   ~BodyPool();
@@ -38,7 +40,8 @@ class BodyPool {
 
   uint64_t bytes_in_use() const;
   uint64_t capacity() const { return size_; }
-  const UcxMemory& registration() const { return *memory_; }
+  bool registered() const { return memory_ != nullptr; }
+  const UcxMemory& registration() const { return *memory_; }  // if registered()
   uint8_t* base() const { return base_; }
 
  private:
@@ -48,6 +51,7 @@ class BodyPool {
   uint8_t* base_ = nullptr;
   uint64_t size_ = 0;
   std::unique_ptr<UcxMemory> memory_;
+  bool mapped_ = false;  // base_ is an anonymous mapping of ours
   mutable std::mutex mu_;
   std::condition_variable freed_;
   std::map<uint64_t, uint64_t> free_;  // offset -> length, coalesced

@@ -1,5 +1,6 @@
 #include "quiver/transport/client.h"
 
+#include <poll.h>
 #include <sys/random.h>
 
 #include <chrono>
@@ -28,32 +29,81 @@ BodyMode ModeFromEnvironment(BodyMode fallback) {
 
 }  // namespace
 
-ucs_status_t Client::Impl::OnControl(void* arg, const void*, size_t, void* data,
-                                     size_t length, const ucp_am_recv_param_t* param) {
-  auto* self = static_cast<Impl*>(arg);
-  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-    self->connection_error_ = "the server sent a control message too large to be one";
-    return UCS_OK;
-  }
-  std::string_view bytes(static_cast<const char*>(data), length);
-  auto frame = wire::DecodeFrame(bytes);
+void Client::Impl::OnFrame(uint8_t kind, uint64_t word, std::string_view body,
+                           std::shared_ptr<Buffer> placed) {
+  auto frame = wire::MakeFrame(kind, word, body);
   if (!frame.ok()) {
-    self->connection_error_ = frame.status().ToString();
-    return UCS_OK;
+    connection_error_ = frame.status().ToString();
+    return;
   }
-  if (frame->kind == wire::Kind::kError && frame->request == 0) {
-    auto e = wire::DecodeError(frame->body);
-    if (!e.ok()) {
-      self->connection_error_ = e.status().ToString();
-    } else if (e->scan != 0) {
-      self->scan_errors_[e->scan] = e->message;
-    } else {
-      self->connection_error_ = e->message;
+  // A scan's window bounds what an honest server sends ahead of the reader.
+  constexpr size_t kMaxAhead = 1 << 12;
+  switch (frame->kind) {
+    case wire::Kind::kMetadata:
+      if (metadata_[word].size() >= 4 * kMaxAhead) {
+        connection_error_ = "the server sent more metadata than any window allows";
+        return;
+      }
+      metadata_[word].emplace_back(body);
+      return;
+    case wire::Kind::kBody:
+      if (placed == nullptr || stream_bodies_.size() >= kMaxAhead) {
+        connection_error_ = "the server sent more bodies than any window allows";
+        return;
+      }
+      stream_bodies_.emplace_back(word, std::move(placed));
+      return;
+    case wire::Kind::kError:
+      if (word == 0) {
+        auto e = wire::DecodeError(body);
+        if (!e.ok()) {
+          connection_error_ = e.status().ToString();
+        } else if (e->scan != 0) {
+          scan_errors_[e->scan] = e->message;
+        } else {
+          connection_error_ = e->message;
+        }
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  replies_[word] = wire::EncodeFrame(frame->kind, word, body);
+}
+
+bool Client::Impl::PumpStream() {
+  if (!failed_.empty() || !connection_error_.empty()) return false;
+  TlsStream::Sink sink;
+  // Bodies go straight into the client's memory; the rest is small.
+  sink.max_frame = std::min<uint64_t>(
+      std::max<uint64_t>(options_.max_body_bytes, 1 << 20), UINT32_MAX - 64);
+  sink.place = [this](uint8_t kind, uint64_t,
+                      uint64_t length) -> Result<std::shared_ptr<Buffer>> {
+    if (kind != static_cast<uint8_t>(wire::Kind::kBody)) return nullptr;
+    if (length > options_.max_body_bytes) {
+      return Status::Invalid("a body of ", length, " bytes exceeds the limit of ",
+                             options_.max_body_bytes);
     }
-    return UCS_OK;
+    return AllocateBuffer(static_cast<int64_t>(length), options_.pool);
+  };
+  sink.frame = [this](uint8_t kind, uint64_t word, std::string_view body,
+                      std::shared_ptr<Buffer> placed) {
+    OnFrame(kind, word, body, std::move(placed));
+    return Status::OK();
+  };
+  auto frames = tls_->Read(sink);
+  auto written = tls_->Flush();
+  Status st = !frames.ok() ? frames.status() : written.status();
+  if (!st.ok()) {
+    if (st.IsInvalid()) {
+      connection_error_ = st.message();
+    } else {
+      failed_ = "the connection to " + address_ + " failed: " + st.message();
+    }
+    return true;
   }
-  self->replies_[frame->request] = std::string(bytes);
-  return UCS_OK;
+  return *frames > 0 || *written > 0;
 }
 
 ucs_status_t Client::Impl::OnMetadata(void* arg, const void* header, size_t header_length,
@@ -72,16 +122,60 @@ ucs_status_t Client::Impl::OnMetadata(void* arg, const void* header, size_t head
 
 Client::Impl::~Impl() {
   if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
-  for (ucp_rkey_h k : in_place_rkeys_) ucp_rkey_destroy(k);
-  CloseByForce(worker_.get(), {data_ep_, ep_});
+  if (worker_ != nullptr) CloseByForce(worker_.get(), {data_ep_});
   sends_.clear();
 }
 
 Status Client::Impl::Until(const std::function<bool()>& done, std::string_view what) {
-  QUIVER_RETURN_NOT_OK(worker_->ProgressUntil(
-      [&] { return done() || !failed_.empty() || !connection_error_.empty(); },
-      options_.timeout_ms, what));
-  PollSends();
+  using Clock = std::chrono::steady_clock;
+  // Spinning this long after the last event catches the reply of a round
+  // trip on shared memory without a sleep and wake-up (tens of µs each).
+  constexpr auto kSpin = std::chrono::microseconds(50);
+  const auto start = Clock::now();
+  auto last_event = start;
+  auto last_pump = start - std::chrono::seconds(1);
+  for (;;) {
+    bool busy = worker_ != nullptr && worker_->Progress();
+    // The stream costs a system call to look at: every 250 µs while UCX
+    // keeps this loop busy (at once if it said it has more).
+    if (worker_ == nullptr || tls_->has_pending() || tls_->wants_write() ||
+        Clock::now() - last_pump >= std::chrono::microseconds(250)) {
+      busy |= PumpStream();
+      last_pump = Clock::now();
+    }
+    PollSends();
+    if (done() || !failed_.empty() || !connection_error_.empty()) break;
+    const auto now = Clock::now();
+    if (busy || now - last_event < kSpin) {
+      if (busy) last_event = now;
+      continue;
+    }
+    int wait_ms = 100;
+    if (options_.timeout_ms >= 0) {
+      const int64_t left =
+          options_.timeout_ms -
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
+      if (left <= 0) {
+        return Status::DeadlineExceeded(what, " did not finish within ",
+                                        options_.timeout_ms, " ms");
+      }
+      wait_ms = static_cast<int>(std::min<int64_t>(left, wait_ms));
+    }
+    pollfd fds[2];
+    nfds_t n = 0;
+    fds[n++] = {tls_->fd(),
+                static_cast<short>(POLLIN | (tls_->wants_write() ? POLLOUT : 0)), 0};
+    if (tls_->has_pending()) wait_ms = 0;
+    if (worker_ != nullptr) {
+      if (worker_->Arm()) {
+        fds[n++] = {worker_->efd(), POLLIN, 0};
+      } else {
+        wait_ms = 0;
+      }
+    }
+    (void)poll(fds, n, wait_ms);
+    last_event = Clock::now();
+  }
   if (!connection_error_.empty())
     return Status::IOError("transport server: ", connection_error_);
   if (!failed_.empty()) return Status::IOError(failed_);
@@ -111,10 +205,16 @@ Result<wire::Frame> Client::Impl::Call(wire::Kind kind, std::string body,
   return f;
 }
 
-// Receives and drops `bodies` tagged messages of a finalized scan.
+// Receives and drops `bodies` bodies of a finalized scan.
 Status Client::Impl::Drain(uint64_t bodies) {
   std::vector<uint8_t> scratch;
   for (uint64_t i = 0; i < bodies; ++i) {
+    if (!ucx_) {
+      QUIVER_RETURN_NOT_OK(Until([&] { return !stream_bodies_.empty(); },
+                                 "draining the bodies of a finalized scan"));
+      stream_bodies_.pop_front();
+      continue;
+    }
     ucp_tag_message_h message = nullptr;
     ucp_tag_recv_info_t info{};
     QUIVER_RETURN_NOT_OK(Until(
@@ -139,16 +239,17 @@ Status Client::Impl::Drain(uint64_t bodies) {
 Status Client::Impl::Post(wire::Kind kind, std::string body, uint64_t* request) {
   const uint64_t id = next_request_++;
   if (request != nullptr) *request = id;
-  send_bytes_.push_back(wire::EncodeFrame(kind, id, body));
-  ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
-  sends_.emplace_back(worker_->get(), ucp_am_send_nbx(ep_, wire::kAmControl, nullptr, 0,
-                                                      send_bytes_.back().data(),
-                                                      send_bytes_.back().size(), &p));
-  const ucs_status_t st = sends_.back().Check();
-  if (st != UCS_OK && st != UCS_INPROGRESS)
-    return UcxError(st, "sending a control message");
+  return Send(kind, id, body);
+}
+
+Status Client::Impl::Send(wire::Kind kind, uint64_t word, std::string_view body) {
+  if (!failed_.empty()) return Status::IOError(failed_);
+  tls_->Queue(static_cast<uint8_t>(kind), word, body);
+  auto written = tls_->Flush();
+  if (!written.ok()) {
+    failed_ = "the connection to " + address_ + " failed: " + written.status().message();
+    return Status::IOError(failed_);
+  }
   return Status::OK();
 }
 
@@ -166,37 +267,52 @@ Status Client::Impl::SendTagged(uint64_t tag, std::string bytes) {
 
 Status Client::Impl::Connect(const std::string& address) {
   address_ = address;
-  QUIVER_ASSIGN_OR_RAISE(auto sockaddr, ResolveAddress(address, /*passive=*/false));
-  QUIVER_ASSIGN_OR_RAISE(context_, UcxContext::Make(options_.ucx_transports));
-  QUIVER_ASSIGN_OR_RAISE(worker_, UcxWorker::Make(context_));
-  for (auto [id, cb] :
-       {std::pair<unsigned, ucp_am_recv_callback_t>{wire::kAmControl, &OnControl},
-        {wire::kAmMetadata, &OnMetadata}}) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+  // The TLS handshake proves that both sides hold the key; nothing else
+  // is sent before it.
+  Psk key = options_.ticket_identity.empty()
+                ? TokenPsk(options_.token)
+                : Psk{options_.ticket_identity, options_.ticket_secret};
+  QUIVER_ASSIGN_OR_RAISE(tls_context_, PskContext::Client());
+  QUIVER_ASSIGN_OR_RAISE(const int fd, ConnectTcp(address, options_.timeout_ms));
+  QUIVER_ASSIGN_OR_RAISE(
+      tls_, TlsStream::Make(tls_context_, fd, /*server=*/false, std::move(key)));
+  for (;;) {
+    auto done = tls_->Handshake();
+    if (!done.ok()) {
+      return Status::Unauthenticated(
+          "transport server at ", address, " refused the connection's key (wrong ",
+          options_.ticket_identity.empty() ? "token" : "ticket",
+          ", or not a Quiver transport): ", done.status().message());
+    }
+    if (*done) break;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      return Status::DeadlineExceeded("transport server at ", address,
+                                      ": no TLS handshake within ", options_.timeout_ms,
+                                      " ms");
+    }
+    pollfd p{tls_->fd(), static_cast<short>(tls_->wants_write() ? POLLOUT : POLLIN), 0};
+    (void)poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 100)));
+  }
+  // UCX where the server is a process of this host; the stream elsewhere.
+  QUIVER_ASSIGN_OR_RAISE(context_,
+                         UcxContext::ForPeers(options_.ucx_transports, /*rma=*/true));
+  wire::Hello hello;
+  if (context_ != nullptr) {
+    QUIVER_ASSIGN_OR_RAISE(worker_, UcxWorker::Make(context_));
     ucp_am_handler_param_t am{};
     am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
                     UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    am.id = id;
-    am.cb = cb;
+    am.id = wire::kAmMetadata;
+    am.cb = &OnMetadata;
     am.arg = this;
     ucs_status_t st = ucp_worker_set_am_recv_handler(worker_->get(), &am);
     if (st != UCS_OK) return UcxError(st, "setting a message handler");
+    QUIVER_ASSIGN_OR_RAISE(hello.worker_address, worker_->Address());
   }
-  ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
-  params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-  params.sockaddr.addr = sockaddr.get();
-  params.sockaddr.addrlen = sockaddr.length;
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-  params.err_handler.cb = &OnError;
-  params.err_handler.arg = this;
-  ucs_status_t st = ucp_ep_create(worker_->get(), &params, &ep_);
-  if (st != UCS_OK) return UcxError(st, "connecting to " + address);
-
-  wire::Hello hello;
-  hello.token = options_.token;
-  QUIVER_ASSIGN_OR_RAISE(hello.worker_address, worker_->Address());
   std::string storage;
   QUIVER_ASSIGN_OR_RAISE(auto f, Call(wire::Kind::kHello, wire::Encode(hello),
                                       wire::Kind::kHelloReply, &storage));
@@ -205,20 +321,27 @@ Status Client::Impl::Connect(const std::string& address) {
     return Status::IOError("transport server at ", address, " speaks version ",
                            hello_.version, ", this client ", wire::kVersion);
   }
-  QUIVER_ASSIGN_OR_RAISE(data_ep_, worker_->ConnectTo(hello_.worker_address));
-  st = ucp_ep_rkey_unpack(data_ep_, hello_.rkey.data(), &rkey_);
-  if (st != UCS_OK) return UcxError(st, "unpacking the server's remote key");
-  for (const auto& range : hello_.in_place) {
-    ucp_rkey_h key = nullptr;
-    st = ucp_ep_rkey_unpack(data_ep_, range.rkey.data(), &key);
-    if (st != UCS_OK) return UcxError(st, "unpacking a remote key of the server");
-    in_place_rkeys_.push_back(key);
+  if (worker_ != nullptr && !hello_.worker_address.empty()) {
+    // Fails at once where this process may not reach the server's shared
+    // memory (another user's): then the stream it is.
+    auto ep = worker_->ConnectTo(hello_.worker_address);
+    if (ep.ok()) {
+      data_ep_ = *ep;
+      ucx_ = true;
+      if (hello_.pool_length > 0 &&
+          ucp_ep_rkey_unpack(data_ep_, hello_.rkey.data(), &rkey_) != UCS_OK) {
+        rkey_ = nullptr;  // no reads: every body packed
+      }
+    }
   }
+  QUIVER_RETURN_NOT_OK(Post(wire::Kind::kDataPath, wire::Encode(wire::DataPath{
+                                                       ucx_ ? uint8_t{1} : uint8_t{0}})));
+  if (!ucx_ || rkey_ == nullptr) return Status::OK();
   switch (ModeFromEnvironment(options_.bodies)) {
     case BodyMode::kPacked:
       return Status::OK();
     case BodyMode::kAddresses:
-      addresses_from_ = in_place_from_ = 0;
+      addresses_from_ = 0;
       return Status::OK();
     case BodyMode::kMeasure:
       return Measure();
@@ -270,19 +393,6 @@ Status Client::Impl::Measure() {
   auto seconds_since = [](Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
   };
-  // Reads of the pool and reads of memory served in place need not cost the
-  // same: UCX allocated the pool (on one host, peers map it and copy), the
-  // ranges in place are the owner's (its progress thread may have to answer
-  // each read). Each decision times reads of the memory it is about; the
-  // in-place one reads the start of the largest range.
-  const wire::HelloReply::Range* in_place = nullptr;
-  for (const auto& r : hello_.in_place) {
-    if (in_place == nullptr || r.length > in_place->length) in_place = &r;
-  }
-  const ucp_rkey_h in_place_rkey =
-      in_place == nullptr
-          ? nullptr
-          : RkeyOf(static_cast<size_t>(in_place - hello_.in_place.data()) + 1);
   // One round of four reads of `size` bytes from `address`, each announced
   // by a probe message as a list body would be; the seconds it took.
   auto reads = [&](uint64_t size, uint64_t address, ucp_rkey_h rkey) -> Result<double> {
@@ -302,9 +412,9 @@ Status Client::Impl::Measure() {
   };
   std::vector<uint64_t> sizes;
   for (uint64_t s = 16 << 10; s <= largest; s *= 2) sizes.push_back(s);
-  std::vector<bool> read_wins, read_viable;
+  std::vector<bool> read_wins;
   for (uint64_t size : sizes) {
-    double best_read = 1e30, best_send = 1e30, best_in_place = 1e30;
+    double best_read = 1e30, best_send = 1e30;
     for (int round = 0; round < kRounds; ++round) {
       QUIVER_ASSIGN_OR_RAISE(double read, reads(size, hello_.probe_address, rkey_));
       best_read = std::min(best_read, read);
@@ -316,10 +426,6 @@ Status Client::Impl::Measure() {
           }
         }
       }
-      if (in_place != nullptr && size <= in_place->length) {
-        QUIVER_ASSIGN_OR_RAISE(double r, reads(size, in_place->address, in_place_rkey));
-        best_in_place = std::min(best_in_place, r);
-      }
       auto t0 = Clock::now();
       QUIVER_RETURN_NOT_OK(probes(size, [](int) { return Status::OK(); }));
       best_send = std::min(best_send, seconds_since(t0));
@@ -327,29 +433,10 @@ Status Client::Impl::Measure() {
     // A clear win only: below the margin the two are a coin toss on a busy
     // machine, and a read costs the server memory held until free_data.
     read_wins.push_back(best_read < 0.8 * best_send);
-    // Where the server holds the bytes in place, the alternative to a read
-    // of them is a copy into its pool, then the send or read from there:
-    // reads in place win if they beat both (the copy timed here, as the
-    // server would make it).
-    double best_copy = 1e30;
-    std::vector<uint8_t> copy(size);
-    for (int round = 0; round < kRounds; ++round) {
-      auto t0 = Clock::now();
-      for (int j = 0; j < kInFlight; ++j) {
-        std::memcpy(copy.data(), buffers[j].data(), size);
-      }
-      best_copy = std::min(best_copy, seconds_since(t0));
-    }
-    read_viable.push_back((in_place != nullptr ? best_in_place : best_read) <
-                          best_copy + std::min(best_send, best_read));
   }
   for (size_t i = sizes.size(); i-- > 0;) {
     if (!read_wins[i]) break;
     addresses_from_ = sizes[i];
-  }
-  for (size_t i = sizes.size(); i-- > 0;) {
-    if (!read_viable[i]) break;
-    in_place_from_ = sizes[i];
   }
   return Status::OK();
 }
@@ -366,7 +453,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address,
 Client::~Client() = default;
 
 uint64_t Client::addresses_from() const { return impl_->addresses_from_; }
-uint64_t Client::in_place_from() const { return impl_->in_place_from_; }
+bool Client::over_ucx() const { return impl_->ucx_; }
 
 Result<uint64_t> Client::InitScan(const std::string& sql, const ScanOptions& options) {
   wire::InitScan m;
@@ -376,7 +463,6 @@ Result<uint64_t> Client::InitScan(const std::string& sql, const ScanOptions& opt
   m.window_batches = options.window_batches;
   m.window_bytes = options.window_bytes;
   m.addresses_from = impl_->addresses_from_;
-  m.in_place_from = impl_->in_place_from_;
   std::string storage;
   QUIVER_ASSIGN_OR_RAISE(auto f, impl_->Call(wire::Kind::kInitScan, wire::Encode(m),
                                              wire::Kind::kScanReply, &storage));
@@ -415,7 +501,6 @@ Result<ServerStats> Client::Stats() {
   s.pool_bytes_in_use = r.pool_bytes_in_use;
   s.bodies_in_flight = r.bodies_in_flight;
   s.sends = r.sends;
-  s.bodies_in_place = r.bodies_in_place;
   return s;
 }
 

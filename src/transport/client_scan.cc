@@ -1,11 +1,13 @@
-// iterate: a scan's batches read from the Dissociated IPC streams. Metadata
-// arrives as active messages, bodies as tagged messages taken in whatever
-// order they come: a type-0 body is received straight into a buffer of the
-// client's pool; a type-1 body's address list is checked against the
-// memory the server registered (its pool, the ranges it serves in place)
-// and fetched with one one-sided read per run of adjacent buffers, after which
-// the addresses go back at once in a free_data message (the server's
-// memory is no longer needed) and count as taken for the window.
+// iterate: a scan's batches read from the Dissociated IPC streams. Over UCX
+// metadata arrives as active messages, bodies as tagged messages taken in
+// whatever order they come: a type-0 body is received straight into a
+// buffer of the client's pool; a type-1 body's address list is checked
+// against the memory the server registered (its pool) and fetched with one
+// one-sided read per run of adjacent buffers, after which the addresses go
+// back at once in a free_data message (the server's memory is no longer
+// needed) and count as taken for the window. Without UCX both come as
+// frames of the TLS stream, every body packed and already in the client's
+// pool.
 #include <algorithm>
 #include <cstring>
 
@@ -36,6 +38,7 @@ class ScanReader final : public RecordBatchReader {
   ~ScanReader() override {
     // UCX may still write into buffers of reads and receives in flight:
     // let them finish (or fail) before the buffers go.
+    if (impl_->worker_ == nullptr) return;
     (void)impl_->worker_->ProgressUntil(
         [&] {
           for (Op& op : ops_) {
@@ -114,18 +117,31 @@ Result<std::shared_ptr<Buffer>> ScanReader::Resolve(uint64_t address, uint64_t l
                        static_cast<int64_t>(length));
 }
 
-// Takes one tagged message announced by the server, if there is one.
+// Takes one body the server sent, if there is one.
 Status ScanReader::TakeMessage() {
   ucp_tag_recv_info_t info{};
-  ucp_tag_message_h message =
-      ucp_tag_probe_nb(impl_->worker_->get(), 0, 0, /*remove=*/1, &info);
-  if (message == nullptr) return Status::OK();
+  ucp_tag_message_h message = nullptr;
+  std::shared_ptr<Buffer> streamed;
+  if (!impl_->ucx_) {
+    if (impl_->stream_bodies_.empty()) return Status::OK();
+    info.sender_tag = impl_->stream_bodies_.front().first;
+    streamed = std::move(impl_->stream_bodies_.front().second);
+    info.length = static_cast<size_t>(streamed->size());
+    impl_->stream_bodies_.pop_front();
+  } else {
+    message = ucp_tag_probe_nb(impl_->worker_->get(), 0, 0, /*remove=*/1, &info);
+    if (message == nullptr) return Status::OK();
+  }
   auto tag = dis::DecodeTag(info.sender_tag);
   Status st = tag.status();
   const uint64_t limit = !tag.ok() ? 0
                          : tag->type == dis::BodyType::kPacked
                              ? impl_->options_.max_body_bytes
                              : 16 + 16 * uint64_t{1 << 20};
+  if (st.ok() && streamed != nullptr && tag->type != dis::BodyType::kPacked) {
+    st = Status::Invalid("an address list (tag 0x", std::hex, info.sender_tag,
+                         ") on a connection without UCX");
+  }
   if (st.ok() && info.length > limit) {
     st = Status::Invalid("a body of ", info.length, " bytes (tag 0x", std::hex,
                          info.sender_tag, ") exceeds the limit of ", std::dec, limit);
@@ -138,10 +154,14 @@ Status ScanReader::TakeMessage() {
   Op op;
   op.kind = tag->type == dis::BodyType::kPacked ? Op::kPacked : Op::kList;
   op.tag = info.sender_tag;
-  QUIVER_ASSIGN_OR_RAISE(
-      op.buffer, AllocateBuffer(static_cast<int64_t>(info.length), impl_->options_.pool));
-  op.request = TagRecvMessage(impl_->worker_->get(), op.buffer->mutable_data(),
-                              info.length, message);
+  if (streamed != nullptr) {
+    op.buffer = std::move(streamed);  // arrived whole: nothing in flight
+  } else {
+    QUIVER_ASSIGN_OR_RAISE(op.buffer, AllocateBuffer(static_cast<int64_t>(info.length),
+                                                     impl_->options_.pool));
+    op.request = TagRecvMessage(impl_->worker_->get(), op.buffer->mutable_data(),
+                                info.length, message);
+  }
   ops_.push_back(std::move(op));
   return Status::OK();
 }
@@ -156,25 +176,22 @@ Status ScanReader::Finished(Op& op) {
       return reader_.OnBody(op.tag, std::move(op.buffer));
     case Op::kList: {
       QUIVER_ASSIGN_OR_RAISE(auto ranges, dis::DecodeAddressList(op.buffer->view()));
-      // Each buffer must lie in memory the server registered: its pool, or
-      // a range it serves in place. Buffers of one registration that are
-      // close together are fetched by one read.
+      // Each buffer must lie in memory the server registered (its pool).
+      // Buffers close together are fetched by one read.
       struct Piece {
         uint64_t address, end;
-        size_t registration;
       };
       std::vector<Piece> pieces;
       uint64_t total = 0;
       Op get;
       for (const auto& r : ranges) {
         if (r.length == 0) continue;
-        const auto reg = impl_->RegistrationOf(r.address, r.length);
-        if (!reg.has_value()) {
+        if (!impl_->InPool(r.address, r.length)) {
           return Status::IOError("transport server sent address 0x", std::hex, r.address,
                                  " (", std::dec, r.length,
                                  " bytes), outside the memory it registered");
         }
-        pieces.push_back({r.address, r.address + r.length, *reg});
+        pieces.push_back({r.address, r.address + r.length});
         total += r.length;
         get.addresses.push_back(r.address);
       }
@@ -190,8 +207,7 @@ Status ScanReader::Finished(Op& op) {
                 [](const Piece& a, const Piece& b) { return a.address < b.address; });
       std::vector<Piece> runs;
       for (const Piece& p : pieces) {
-        if (!runs.empty() && runs.back().registration == p.registration &&
-            p.address <= runs.back().end + kReadGap) {
+        if (!runs.empty() && p.address <= runs.back().end + kReadGap) {
           runs.back().end = std::max(runs.back().end, p.end);
         } else {
           runs.push_back(p);
@@ -208,7 +224,7 @@ Status ScanReader::Finished(Op& op) {
         get.reads.emplace_back(
             impl_->worker_->get(),
             ucp_get_nbx(impl_->data_ep_, bytes->mutable_data(), run.end - run.address,
-                        run.address, impl_->RkeyOf(run.registration), &p));
+                        run.address, impl_->rkey_, &p));
         get.spans.emplace_back(run.address, std::move(bytes));
       }
       ops_.push_back(std::move(get));
@@ -272,14 +288,19 @@ bool ScanReader::Ready() {
   for (Op& op : ops_) {
     if (op.Check() != UCS_INPROGRESS) return true;
   }
+  if (!impl_->ucx_) return !impl_->stream_bodies_.empty();
   ucp_tag_recv_info_t info{};
   return ucp_tag_probe_nb(impl_->worker_->get(), 0, 0, /*remove=*/0, &info) != nullptr;
 }
 
 Status ScanReader::Start() {
-  std::string id;
-  util::AppendLE(&id, scan_);
-  QUIVER_RETURN_NOT_OK(impl_->SendTagged(impl_->hello_.want_data, std::move(id)));
+  if (impl_->ucx_) {
+    std::string id;
+    util::AppendLE(&id, scan_);
+    QUIVER_RETURN_NOT_OK(impl_->SendTagged(impl_->hello_.want_data, std::move(id)));
+  } else {
+    QUIVER_RETURN_NOT_OK(impl_->Send(wire::Kind::kWantData, scan_, {}));
+  }
   while (reader_.schema() == nullptr) {
     QUIVER_RETURN_NOT_OK(Pump());
     QUIVER_ASSIGN_OR_RAISE(auto b, reader_.Next());

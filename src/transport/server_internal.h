@@ -1,6 +1,7 @@
-// The server's state, shared by its progress thread (server.cc: UCX,
-// connections, sends) and the scans' producer threads (server_scan.cc:
-// queries, batches in the pool).
+// The server's state, shared by its progress thread (server.cc: the
+// listener, TLS handshakes, connections; server_frames.cc: control frames,
+// UCX receives and every send) and the scans' producer threads
+// (server_scan.cc: queries, batches in the pool).
 #pragma once
 
 #include <atomic>
@@ -21,10 +22,13 @@
 #include "quiver/columnar/ipc/dissociated.h"
 #include "quiver/transport/server.h"
 #include "transport/body_pool.h"
+#include "transport/tls.h"
 #include "transport/ucx.h"
 #include "transport/wire.h"
 
 namespace quiver::transport {
+
+constexpr uint64_t kProbeBytes = 1 << 20;  // the connect-time probe area
 
 // One batch's block of the pool, given back when the last reference goes:
 // the sends still reading it, the addresses the client has not freed.
@@ -54,6 +58,7 @@ struct Message {
 struct Scan {
   uint64_t id = 0;
   uint64_t connection = 0;
+  uint64_t owner = 0;         // the connection's (its ticket's)
   uint64_t init_request = 0;  // the InitScan frame to answer
   wire::InitScan request;
   std::thread producer;
@@ -95,24 +100,34 @@ struct AddressedBody {
   std::shared_ptr<Block> block;
 };
 
+// A TLS handshake under way: not a connection yet.
+struct Handshake {
+  std::unique_ptr<TlsStream> tls;
+  std::chrono::steady_clock::time_point started, progressed;
+  uint64_t bytes = 0;  // read by `progressed`
+  bool ready = true;   // the socket has something for it
+};
+
 struct Connection {
   uint64_t id = 0;
-  ucp_ep_h ep = nullptr;       // from the listener: control frames
-  ucp_ep_h data_ep = nullptr;  // to the client's worker address: the data
-  bool authenticated = false;
-  std::string closing;       // why, once it must go
-  bool wound_down = false;   // scans ended, receives cancelled
-  bool peer_failed = false;  // UCX reported the client gone
+  std::unique_ptr<TlsStream> tls;  // control frames; the data where UCX is not
+  uint64_t owner = 0;              // of the ticket it was opened with
+  ucp_ep_h data_ep = nullptr;      // to the client's worker address: the data
+  bool hello = false;              // Hello answered
+  bool path_set = false;           // DataPath received
+  bool ucx = false;                // the data goes over data_ep
+  std::string closing;             // why, once it must go
+  bool wound_down = false;         // scans ended, receives cancelled
+  bool peer_failed = false;        // the stream broke: the client is gone
   std::chrono::steady_clock::time_point accepted_at;
   std::chrono::steady_clock::time_point closing_since;
   uint64_t want_tag = 0, free_tag = 0;
   UcxRequest want_recv, free_recv;
   std::vector<uint8_t> want_buf, free_buf;
   std::set<uint64_t> scans;
-  // Each address given and not yet freed, with the bodies that gave it:
-  // bodies served in place may share addresses (two scans of one table);
-  // a free takes the oldest, and each body holds its memory, so memory
-  // named by an unfreed address is always held.
+  // Each address given and not yet freed, with the bodies that gave it (a
+  // free takes the oldest); each body holds its block, so memory named by
+  // an unfreed address is always held.
   std::unordered_map<uint64_t, std::deque<std::shared_ptr<AddressedBody>>> addresses;
 };
 
@@ -130,28 +145,38 @@ struct PendingSend {
 
 class Server::Impl {
  public:
-  Impl(ServerOptions options, QueryRunner runner)
+  Impl(ServerOptions options, OwnedQueryRunner runner)
       : options_(std::move(options)), runner_(std::move(runner)) {}
   ~Impl();
   Status Start();
   uint16_t port() const { return port_; }
   ServerStats stats() const;
+  Ticket AddTicket(uint64_t owner, int64_t ttl_ms);
+  void DropOwner(uint64_t owner);
 
   // server_scan.cc: the producer thread of one scan.
   void Produce(Scan* scan);
-  // [address, +length) lies inside one range of options_.in_place.
-  bool InPlace(uint64_t address, uint64_t length) const;
-  // `batch` (of `bytes`) goes to scan `s` as addresses of its own buffers.
-  bool ServesInPlace(const Scan& s, const RecordBatch& batch, uint64_t bytes) const;
+  // From any thread: the progress thread stops waiting.
+  void Wake();
 
  private:
-  friend struct Callbacks;
   void Loop();
-  bool HandleInbox();
-  void HandleFrame(Connection* c, std::string_view bytes);
+  // Waits up to `timeout_ms` for the sockets and UCX, then serves what is
+  // ready: new connections, handshakes, frames in, frames out.
+  bool PollSockets(int timeout_ms);
+  void AcceptAll();
+  bool StepHandshakes();
+  void ReadFrames(Connection* c);
+  bool FlushAll();
+  bool HandleDrops();
+  std::optional<PskContext::Found> FindKey(std::string_view identity);
+
+  // server_frames.cc
+  void HandleFrame(Connection* c, const wire::Frame& f);
+  void OnHello(Connection* c, const wire::Frame& f);
+  void OnDataPath(Connection* c, const wire::Frame& f);
   void Answer(Connection* c, wire::Kind kind, uint64_t request, std::string body);
   void AnswerError(Connection* c, uint64_t request, uint64_t scan, const Status& st);
-  void Accept(ucp_conn_request_h request);
   void PostReceive(Connection* c, bool want);
   bool PollReceives();
   void OnWantData(Connection* c, std::string_view body);
@@ -168,32 +193,37 @@ class Server::Impl {
   void UpdateStats();
 
   ServerOptions options_;
-  QueryRunner runner_;
-  std::shared_ptr<UcxContext> context_;
-  std::unique_ptr<UcxWorker> worker_;
+  OwnedQueryRunner runner_;
+  std::shared_ptr<UcxContext> context_;  // null: no UCX, every client on its stream
+  std::unique_ptr<UcxWorker> worker_;    // with context_
   std::unique_ptr<BodyPool> pool_;
-  std::vector<std::unique_ptr<UcxMemory>> in_place_;  // options_.in_place, registered
-  std::atomic<uint64_t> bodies_in_place_{0};
-  ucp_listener_h listener_ = nullptr;
+  std::shared_ptr<PskContext> tls_;
+  Psk token_key_;  // auth kToken
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;                                          // an eventfd: Wake()
+  std::chrono::steady_clock::time_point accept_paused_until;  // out of descriptors
   uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<bool> stop_{false};
 
+  // Tickets not yet used, by identity; owners whose sessions ended.
+  struct TicketEntry {
+    std::string secret;
+    uint64_t owner = 0;
+    std::chrono::steady_clock::time_point expires;
+  };
+  std::mutex tickets_mu_;
+  std::unordered_map<std::string, TicketEntry> tickets_;
+  std::vector<uint64_t> dropped_;
+
   // Progress thread only.
   uint64_t next_connection_ = 1, next_scan_ = 1;
+  std::list<Handshake> handshakes_;
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
-  std::unordered_map<ucp_ep_h, uint64_t> by_ep_;
   std::unordered_map<uint64_t, std::unique_ptr<Scan>> scans_;
   std::list<std::unique_ptr<Scan>> ending_;  // cancelled, producer not yet joined
   std::list<std::unique_ptr<PendingSend>> sends_;
   std::vector<UcxRequest> closing_eps_;
-  struct Inbound {
-    ucp_ep_h ep;
-    std::optional<std::string> frame;  // nullopt: too large for a control frame
-  };
-  std::vector<Inbound> inbox_;
-  std::vector<ucp_conn_request_h> accepts_;
-  std::vector<ucp_ep_h> failed_eps_;
 
   mutable std::mutex stats_mu_;
   ServerStats stats_;

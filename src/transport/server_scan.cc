@@ -1,8 +1,6 @@
 // A scan's producer thread: runs the query, coalesces its batches into
-// blocks of the registered pool (or, for a client reading addresses, sends
-// a batch already in memory served in place as its own buffers), and hands
-// the Dissociated IPC messages to the progress thread within the window the
-// client asked for.
+// blocks of the registered pool, and hands the Dissociated IPC messages to
+// the progress thread within the window the client asked for.
 #include <deque>
 #include <functional>
 
@@ -67,48 +65,10 @@ void Push(Scan* s, Message m) {
   s->outbox.push_back(std::move(m));
 }
 
-// Every buffer of `a` (children and dictionary too), and no offset: the
-// IPC writer then sends the buffers as they are.
-bool WholeIn(const ArrayData& a, const std::function<bool(const Buffer&)>& in) {
-  if (a.offset != 0) return false;
-  for (const auto& b : a.buffers) {
-    if (b != nullptr && b->size() > 0 && !in(*b)) return false;
-  }
-  for (const auto& c : a.child_data) {
-    if (c != nullptr && !WholeIn(*c, in)) return false;
-  }
-  return a.dictionary == nullptr || WholeIn(*a.dictionary, in);
-}
-
 }  // namespace
 
-bool Server::Impl::InPlace(uint64_t address, uint64_t length) const {
-  for (const auto& m : in_place_) {
-    if (address >= m->address() && address - m->address() <= m->length() &&
-        length <= m->length() - (address - m->address())) {
-      return true;
-    }
-  }
-  return false;
-}
-
-bool Server::Impl::ServesInPlace(const Scan& s, const RecordBatch& batch,
-                                 uint64_t bytes) const {
-  if (in_place_.empty() || s.request.in_place_from == UINT64_MAX ||
-      bytes < s.request.in_place_from) {
-    return false;
-  }
-  auto in = [this](const Buffer& b) {
-    return InPlace(reinterpret_cast<uint64_t>(b.data()), static_cast<uint64_t>(b.size()));
-  };
-  for (const auto& column : batch.column_data()) {
-    if (!WholeIn(*column, in)) return false;
-  }
-  return true;
-}
-
 void Server::Impl::Produce(Scan* s) {
-  auto reader = runner_(s->request.sql, s->request.dataset);
+  auto reader = runner_(s->request.sql, s->request.dataset, s->owner);
   if (reader.ok()) {
     std::lock_guard<std::mutex> lock(s->mu);
     s->reader = *reader;
@@ -123,14 +83,14 @@ void Server::Impl::Produce(Scan* s) {
     std::lock_guard<std::mutex> lock(s->mu);
     s->ready = first.status();
   }
-  worker_->Wake();
+  Wake();
   Status st = !first.ok() ? Status::OK() : [&]() -> Status {
     auto cancelled = [s] { return s->cancelled.load(); };
     QUIVER_ASSIGN_OR_RAISE(auto writer, dis::StreamWriter::Make((*reader)->schema(),
                                                                 dis::BodyType::kPacked));
     QUIVER_ASSIGN_OR_RAISE(auto begin, writer->Begin());
     Push(s, Of(std::move(begin), nullptr));
-    worker_->Wake();
+    Wake();
     // Writes `batch` (its body chosen by `chooser`) and hands its messages
     // over within the window; each body keeps `block`.
     auto send = [&](const RecordBatch& batch, const std::shared_ptr<Block>& block,
@@ -144,7 +104,7 @@ void Server::Impl::Produce(Scan* s) {
           return Status::Cancelled("scan ", s->id, " cancelled");
         }
         Push(s, Of(std::move(m), block));
-        worker_->Wake();
+        Wake();
       }
       return Status::OK();
     };
@@ -162,7 +122,6 @@ void Server::Impl::Produce(Scan* s) {
     bool end = false;
     while (!end && !cancelled()) {
       std::vector<RecordBatchPtr> chunks;
-      RecordBatchPtr in_place;
       uint64_t rows = 0;
       uint64_t bytes = 64;
       while (rows < min_rows && bytes < options_.max_batch_bytes) {
@@ -173,13 +132,8 @@ void Server::Impl::Produce(Scan* s) {
         }
         uint64_t b_bytes = 0;
         for (const auto& column : b->column_data()) b_bytes += ConcatenateBound(*column);
-        const bool whole = ServesInPlace(*s, *b, b_bytes);
-        if (!chunks.empty() && (whole || b_bytes > options_.max_batch_bytes)) {
+        if (!chunks.empty() && b_bytes > options_.max_batch_bytes) {
           pending.push_front(std::move(b));  // the next body's
-          break;
-        }
-        if (whole) {
-          in_place = std::move(b);
           break;
         }
         if (b_bytes > options_.max_batch_bytes && b->num_rows() > 1) {
@@ -197,26 +151,6 @@ void Server::Impl::Produce(Scan* s) {
         bytes += b_bytes;
         rows += static_cast<uint64_t>(b->num_rows());
         chunks.push_back(std::move(b));
-      }
-      if (in_place != nullptr) {
-        // The body is the batch's own buffers: no block of the pool, and
-        // the batch (with whatever keeps its memory) held until freed.
-        auto block = std::make_shared<Block>();
-        block->batch = in_place;
-        QUIVER_RETURN_NOT_OK(send(*in_place, block, [this](const ipc::BatchPayload& p) {
-          dis::BodyChoice choice;  // packed (copied) unless all of it is in place
-          for (const auto& b : p.buffers) {
-            if (b != nullptr && b->size() > 0 &&
-                !InPlace(reinterpret_cast<uint64_t>(b->data()),
-                         static_cast<uint64_t>(b->size()))) {
-              return choice;
-            }
-          }
-          choice.type = dis::BodyType::kAddresses;
-          ++bodies_in_place_;
-          return choice;
-        }));
-        continue;
       }
       if (chunks.empty()) break;
       auto block = std::make_shared<Block>();
@@ -258,7 +192,7 @@ void Server::Impl::Produce(Scan* s) {
     s->reader = nullptr;
     s->producer_done = true;
   }
-  worker_->Wake();
+  Wake();
 }
 
 }  // namespace quiver::transport

@@ -3,9 +3,13 @@
 #include <poll.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <set>
+#include <sstream>
 #include <utility>
+#include <vector>
 
 #include "transport/ucx_files.h"
 
@@ -15,11 +19,118 @@ Status UcxError(ucs_status_t status, std::string_view what) {
   return Status::IOError("UCX ", what, ": ", ucs_status_string(status));
 }
 
+namespace {
+
+constexpr uint64_t kFeatures = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+// Transports between processes of one host: nothing reaches them from a
+// network. (sysv is left out too: its segments are open to the group.)
+const std::set<std::string>& LocalOnes() {
+  static const std::set<std::string> local = {"self", "posix", "cma", "knem", "xpmem"};
+  return local;
+}
+
+std::vector<std::string> Split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// UCX_TLS's aliases, as far as they name transports of one host.
+std::set<std::string> Expand(const std::string& name) {
+  if (name == "all") return LocalOnes();
+  if (name == "sm" || name == "shm") return {"posix", "sysv", "cma", "knem", "xpmem"};
+  if (name == "mm") return {"posix", "sysv", "xpmem"};
+  return {name};
+}
+
+// The transports UCX has on this host (whatever UCX_TLS says), once.
+const std::set<std::string>& Available() {
+  static const std::set<std::string> available = [] {
+    std::set<std::string> out;
+    ucp_config_t* config = nullptr;
+    if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return out;
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_AM;
+    ucp_context_h context = nullptr;
+    const bool ok = ucp_config_modify(config, "TLS", "all") == UCS_OK &&
+                    ucp_init(&params, config, &context) == UCS_OK;
+    ucp_config_release(config);
+    if (!ok) return out;
+    char* text = nullptr;
+    size_t size = 0;
+    if (FILE* f = open_memstream(&text, &size)) {
+      ucp_context_print_info(context, f);
+      std::fclose(f);
+      // "#      resource 4  :  md 3  dev 3  flags -- posix/memory"
+      std::stringstream lines(std::string(text, size));
+      std::string line;
+      while (std::getline(lines, line)) {
+        const size_t at = line.find("flags -- ");
+        if (line.find("resource") == std::string::npos || at == std::string::npos) {
+          continue;
+        }
+        const std::string tl = line.substr(at + 9);
+        out.insert(tl.substr(0, tl.find('/')));
+      }
+    }
+    std::free(text);
+    ucp_cleanup(context);
+    return out;
+  }();
+  return available;
+}
+
+}  // namespace
+
+std::string LocalTransports(const std::string& requested) {
+  std::string request = requested;
+  if (request.empty()) {
+    const char* env = std::getenv("UCX_TLS");
+    request = env != nullptr && *env != '\0' ? env : "all";
+  }
+  std::set<std::string> chosen;
+  if (request[0] == '^') {
+    chosen = LocalOnes();
+    for (const auto& name : Split(request.substr(1))) {
+      for (const auto& n : Expand(name)) chosen.erase(n);
+    }
+  } else {
+    for (const auto& name : Split(request)) {
+      for (const auto& n : Expand(name)) {
+        if (LocalOnes().count(n)) chosen.insert(n);
+      }
+    }
+  }
+  std::string out;
+  for (const auto& n : chosen) {
+    if (Available().count(n) == 0) continue;
+    out += (out.empty() ? "" : ",") + n;
+  }
+  return out;
+}
+
+Result<std::shared_ptr<UcxContext>> UcxContext::ForPeers(const std::string& transports,
+                                                         bool rma) {
+  const std::string local = LocalTransports(transports);
+  // Without one that carries messages, UCX could not connect anyone.
+  if (local.find("posix") == std::string::npos &&
+      local.find("xpmem") == std::string::npos) {
+    return std::shared_ptr<UcxContext>();
+  }
+  return Init(local, kFeatures | (rma ? UCP_FEATURE_RMA : 0));
+}
+
 Result<std::shared_ptr<UcxContext>> UcxContext::Make(const std::string& transports) {
-  // A server restarted on its port must not wait out the old connections'
-  // TIME_WAIT. A setting of the TCP connection manager, which UCX reads
-  // from the environment only (an explicit UCX_TCP_CM_REUSEADDR wins).
-  setenv("UCX_TCP_CM_REUSEADDR", "y", /*overwrite=*/0);
+  return Init(transports, kFeatures | UCP_FEATURE_RMA);
+}
+
+Result<std::shared_ptr<UcxContext>> UcxContext::Init(const std::string& transports,
+                                                     uint64_t features) {
   // Shared-memory files in a directory of Quiver's, where those of killed
   // processes are found and removed (ucx_files.h). An explicit
   // UCX_POSIX_DIR wins.
@@ -55,8 +166,7 @@ Result<std::shared_ptr<UcxContext>> UcxContext::Make(const std::string& transpor
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features =
-      UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  params.features = features;
   std::shared_ptr<UcxContext> context(new UcxContext());
   st = ucp_init(&params, config, &context->context_);
   ucp_config_release(config);

@@ -25,9 +25,22 @@ Status UcxError(ucs_status_t status, std::string_view what);
 
 class UcxContext {
  public:
-  // Tag matching, active messages, remote memory access and wake-up on an
-  // event fd. Transports from UCX's own configuration (UCX_TLS and so on),
-  // or `transports` when not empty (UCX_TLS's syntax: "tcp", "sm,self").
+  // For talking to peers (the transport's server and client): UCX limited to
+  // the transports that cannot be reached from a network, those between
+  // processes of one host (posix, cma, knem, xpmem, self): UCX 1.13's TCP
+  // transport parses a peer's bytes with assertions and writes where it is
+  // told (docs/transport.md#security), and RDMA is left out until keys
+  // can be granted per range. `transports` (UCX_TLS's syntax; empty: the
+  // environment's UCX_TLS, else all) is intersected with those. Null (not
+  // an error) when nothing remains: the data then goes on the TLS stream.
+  // `rma`: one-sided reads from this context (a client). A server's context
+  // has none, so UCX installs no software handlers that would read or write
+  // any address of the server for whoever asks (it checks no key).
+  static Result<std::shared_ptr<UcxContext>> ForPeers(const std::string& transports,
+                                                      bool rma);
+  // UCX as configured, every feature: for benchmarks and tests that talk
+  // only to their own workers. Transports from UCX's own configuration
+  // (UCX_TLS and so on), or `transports` when not empty ("tcp", "sm,self").
   static Result<std::shared_ptr<UcxContext>> Make(const std::string& transports = "");
   ~UcxContext();
   UcxContext(const UcxContext&) = delete;
@@ -36,8 +49,14 @@ class UcxContext {
 
  private:
   UcxContext() = default;
+  static Result<std::shared_ptr<UcxContext>> Init(const std::string& transports,
+                                                  uint64_t features);
   ucp_context_h context_ = nullptr;
 };
+
+// The transports UCX may use with peers, from a request in UCX_TLS's syntax
+// (see UcxContext::ForPeers): a list for UCX_TLS, empty if none remains.
+std::string LocalTransports(const std::string& requested);
 
 // Memory registered with a context once (faulted in by the caller first),
 // and its packed remote key for peers.
@@ -84,8 +103,10 @@ class UcxWorker {
   Result<std::string> Address() const;
   // An endpoint to the worker at `address` (from a peer's Address()).
   // Without peer-failure handling: in UCX 1.13 asking for it leaves out
-  // shared memory and cma, which cannot report a dead peer. The endpoint
-  // made from the listener (which can) reports failures for the pair.
+  // shared memory and cma, which cannot report a dead peer. The TLS stream
+  // of the connection reports failures for the pair. Fails (without
+  // waiting) where UCX cannot reach the peer, e.g. a process of another
+  // user, whose shared memory this one may not open.
   Result<ucp_ep_h> ConnectTo(std::string_view address);
 
   // One round of progress; true if anything happened.
@@ -98,6 +119,10 @@ class UcxWorker {
   // Sleeps until the worker has events or Wake() is called, at most
   // `timeout_ms`; returns at once if events are already pending.
   void Sleep(int timeout_ms);
+  // Before sleeping on efd() with other descriptors: false if events are
+  // pending already (progress instead of sleeping).
+  bool Arm() { return ucp_worker_arm(worker_) == UCS_OK; }
+  int efd() const { return efd_; }
   // From any thread: makes Sleep() return.
   void Wake() { ucp_worker_signal(worker_); }
 

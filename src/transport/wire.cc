@@ -31,6 +31,14 @@ const char* KindName(Kind kind) {
       return "StatsReply";
     case Kind::kProbe:
       return "Probe";
+    case Kind::kDataPath:
+      return "DataPath";
+    case Kind::kWantData:
+      return "WantData";
+    case Kind::kMetadata:
+      return "Metadata";
+    case Kind::kBody:
+      return "Body";
   }
   return "unknown";
 }
@@ -115,28 +123,31 @@ Result<Frame> DecodeFrame(std::string_view bytes) {
     return Status::Invalid("transport control frame of ", bytes.size(),
                            " bytes: shorter than its 9-byte header");
   }
-  const uint8_t kind = LoadLE<uint8_t>(bytes, 0);
+  return MakeFrame(LoadLE<uint8_t>(bytes, 0), LoadLE<uint64_t>(bytes, 1),
+                   bytes.substr(9));
+}
+
+Result<Frame> MakeFrame(uint8_t kind, uint64_t request, std::string_view body) {
   if (kind < static_cast<uint8_t>(Kind::kHello) ||
-      kind > static_cast<uint8_t>(Kind::kProbe)) {
+      kind > static_cast<uint8_t>(Kind::kBody)) {
     return Status::Invalid("transport control frame of unknown kind ",
                            static_cast<int>(kind));
   }
   Frame f;
   f.kind = static_cast<Kind>(kind);
-  f.request = LoadLE<uint64_t>(bytes, 1);
-  f.body = bytes.substr(9);
+  f.request = request;
+  f.body = body;
   return f;
 }
 
 std::string Encode(const Hello& m) {
-  return Writer().Int(m.version).Str(m.token).Str(m.worker_address).Take();
+  return Writer().Int(m.version).Str(m.worker_address).Take();
 }
 
 Result<Hello> DecodeHello(std::string_view body) {
   Reader r(body, "Hello");
   Hello m;
   QUIVER_RETURN_NOT_OK(r.Int("version", &m.version));
-  QUIVER_RETURN_NOT_OK(r.Str("token", kMaxToken, &m.token));
   QUIVER_RETURN_NOT_OK(r.Str("worker_address", kMaxWorkerAddress, &m.worker_address));
   QUIVER_RETURN_NOT_OK(r.End());
   return m;
@@ -152,9 +163,7 @@ std::string Encode(const HelloReply& m) {
       .Int(m.probe_address)
       .Int(m.probe_length)
       .Str(m.rkey)
-      .Str(m.worker_address)
-      .Int(static_cast<uint32_t>(m.in_place.size()));
-  for (const auto& r : m.in_place) w.Int(r.address).Int(r.length).Str(r.rkey);
+      .Str(m.worker_address);
   return w.Take();
 }
 
@@ -170,25 +179,6 @@ Result<HelloReply> DecodeHelloReply(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("probe_length", &m.probe_length));
   QUIVER_RETURN_NOT_OK(r.Str("rkey", kMaxRkey, &m.rkey));
   QUIVER_RETURN_NOT_OK(r.Str("worker_address", kMaxWorkerAddress, &m.worker_address));
-  uint32_t ranges = 0;
-  QUIVER_RETURN_NOT_OK(r.Int("in_place count", &ranges));
-  if (ranges > kMaxInPlaceRanges) {
-    return Status::Invalid("transport HelloReply: ", ranges,
-                           " ranges served in place, over the limit of ",
-                           kMaxInPlaceRanges);
-  }
-  for (uint32_t i = 0; i < ranges; ++i) {
-    HelloReply::Range range;
-    QUIVER_RETURN_NOT_OK(r.Int("in_place address", &range.address));
-    QUIVER_RETURN_NOT_OK(r.Int("in_place length", &range.length));
-    QUIVER_RETURN_NOT_OK(r.Str("in_place rkey", kMaxRkey, &range.rkey));
-    if (range.address + range.length < range.address) {
-      return Status::Invalid("transport HelloReply: the range served in place at 0x",
-                             std::hex, range.address, " (", std::dec, range.length,
-                             " bytes) wraps around");
-    }
-    m.in_place.push_back(std::move(range));
-  }
   QUIVER_RETURN_NOT_OK(r.End());
   if (m.pool_address + m.pool_length < m.pool_address ||
       m.probe_address < m.pool_address ||
@@ -200,6 +190,17 @@ Result<HelloReply> DecodeHelloReply(std::string_view body) {
   return m;
 }
 
+std::string Encode(const DataPath& m) { return Writer().Int(m.ucx).Take(); }
+
+Result<DataPath> DecodeDataPath(std::string_view body) {
+  Reader r(body, "DataPath");
+  DataPath m;
+  QUIVER_RETURN_NOT_OK(r.Int("ucx", &m.ucx));
+  QUIVER_RETURN_NOT_OK(r.End());
+  if (m.ucx > 1) return Status::Invalid("transport DataPath: ucx must be 0 or 1");
+  return m;
+}
+
 std::string Encode(const InitScan& m) {
   return Writer()
       .Str(m.sql)
@@ -208,7 +209,6 @@ std::string Encode(const InitScan& m) {
       .Int(m.window_batches)
       .Int(m.window_bytes)
       .Int(m.addresses_from)
-      .Int(m.in_place_from)
       .Take();
 }
 
@@ -221,7 +221,6 @@ Result<InitScan> DecodeInitScan(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("window_batches", &m.window_batches));
   QUIVER_RETURN_NOT_OK(r.Int("window_bytes", &m.window_bytes));
   QUIVER_RETURN_NOT_OK(r.Int("addresses_from", &m.addresses_from));
-  QUIVER_RETURN_NOT_OK(r.Int("in_place_from", &m.in_place_from));
   QUIVER_RETURN_NOT_OK(r.End());
   if (m.window_batches == 0 || m.window_bytes == 0) {
     return Status::Invalid("transport InitScan: a window of ", m.window_batches,
@@ -282,7 +281,6 @@ std::string Encode(const StatsReply& m) {
       .Int(m.scans)
       .Int(m.pool_bytes_in_use)
       .Int(m.bodies_in_flight)
-      .Int(m.bodies_in_place)
       .Int(m.sends)
       .Take();
 }
@@ -294,7 +292,6 @@ Result<StatsReply> DecodeStatsReply(std::string_view body) {
   QUIVER_RETURN_NOT_OK(r.Int("scans", &m.scans));
   QUIVER_RETURN_NOT_OK(r.Int("pool_bytes_in_use", &m.pool_bytes_in_use));
   QUIVER_RETURN_NOT_OK(r.Int("bodies_in_flight", &m.bodies_in_flight));
-  QUIVER_RETURN_NOT_OK(r.Int("bodies_in_place", &m.bodies_in_place));
   QUIVER_RETURN_NOT_OK(r.Int("sends", &m.sends));
   QUIVER_RETURN_NOT_OK(r.End());
   return m;

@@ -48,7 +48,9 @@ class NetnsCluster : public ::testing::Test {
   std::string Bridge() const { return prefix_ + "br"; }
   std::string Ns(int i) const { return prefix_ + "n" + std::to_string(i); }
   std::string Ip(int i) const { return subnet_ + std::to_string(i + 1); }
-  // Runs a command in node i's namespace, UCX limited to TCP.
+  // Runs a command in node i's namespace with UCX_TLS=tcp: no UCX transport
+  // the transport allows (it uses UCX between processes of one host only),
+  // so its data goes on its TLS streams, over TCP as between hosts.
   std::vector<std::string> In(int i) const {
     return {"ip", "netns", "exec", Ns(i), "env", "UCX_TLS=tcp"};
   }
@@ -145,7 +147,8 @@ TEST_F(NetnsCluster, NodesInSeparateNamespacesShareRegionsAndTalkTcp) {
 
 // One cluster, two kinds of node: nodes 0 and 1 share memory (one memory
 // group), node 2 shares none with them (its own group, its own namespace,
-// UCX over TCP only). Every node publishes a slice of one HugeTable and reads
+// the transport's TLS streams over TCP, each opened with a ticket of the
+// reader's session). Every node publishes a slice of one HugeTable and reads
 // the whole of it: nodes 0 and 1 read each other's slices zero-copy and node
 // 2's over the transport; node 2 reads theirs over the transport, into its
 // own region. A reader of node 2 killed while holding those copies leaves
@@ -183,8 +186,8 @@ TEST_F(NetnsCluster, ANodeSharingNoMemoryGetsTablesOverTheTransport) {
     EXPECT_EQ(workers[i].Finish(300000), 0) << "node " << i << ":\n" << out;
     EXPECT_NE(out.find("sums_ok=1"), std::string::npos) << out;
     EXPECT_NE(out.find("full_sums_ok=1"), std::string::npos) << out;
-    // Node 2 holds every row in its own memory: the others' came over UCX
-    // (from nodes 0 and 1 at once). Nodes 0 and 1 read each other's slice
+    // Node 2 holds every row in its own memory: the others' came over the
+    // transport (from nodes 0 and 1 at once). Nodes 0 and 1 read each other's slice
     // zero-copy, so not all of their rows are in their own region.
     EXPECT_NE(out.find(i == 2 ? "own_region=1" : "own_region=0"), std::string::npos)
         << "node " << i << ":\n"

@@ -1,7 +1,9 @@
 // quiver serve and quiver scan as processes: scans between processes of one
-// host (shared memory, cma) and across network namespaces over TCP, values
-// checked against DuckDB run here on the same file; a client SIGKILLed in
-// the middle of a scan leaves the server's memory at its baseline.
+// host (shared memory, cma) and across network namespaces (on the TLS
+// stream over TCP), values checked against DuckDB run here on the same file;
+// a client SIGKILLed in the middle of a scan leaves the server's memory at
+// its baseline; what a peer without the token sends to any port of the
+// server changes nothing.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include "quiver/columnar/io.h"
 #include "quiver/columnar/ipc/reader.h"
 #include "quiver/transport/client.h"
+#include "transport/front_door.h"
 
 namespace quiver {
 namespace {
@@ -212,6 +215,47 @@ TEST_F(TransportProcesses, AClientKilledMidScanLeavesTheServerAtItsBaseline) {
   at_baseline();
 }
 
+// Every port of `quiver serve` (its TLS front door; UCX opens none) takes
+// garbage, the bytes that aborted or wrote through UCX's own listeners,
+// cut-short and oversized handshakes and silent sockets, and goes on
+// serving; a client without the token cannot scan.
+TEST_F(TransportProcesses, GarbageToEveryPortOfQuiverServeLeavesItServing) {
+  StartServer("127.0.0.1:0");
+  const auto want = Local(Query());
+  ExpectSameRows(Scan("127.0.0.1", "SELECT * FROM t ORDER BY id", "measure"), want);
+  const auto ports = testing::ListeningTcpPorts(server_.pid());
+  ASSERT_EQ(ports.size(), 1u) << "the front door and nothing else";
+  EXPECT_EQ(std::to_string(ports[0].port), port_);
+  for (const auto& port : ports) {
+    for (const auto& g : testing::AttackerBytes()) {
+      SCOPED_TRACE(g.name);
+      ASSERT_TRUE(testing::SendGarbage(port, g.bytes, 200));
+      ASSERT_EQ(kill(server_.pid(), 0), 0) << "quiver serve died: " << server_.output();
+    }
+  }
+  std::vector<int> silent;
+  for (int i = 0; i < 100; ++i) silent.push_back(testing::Dial(ports[0]));
+  ExpectSameRows(Scan("127.0.0.1", "SELECT * FROM t ORDER BY id", "packed"), want);
+  for (int fd : silent) {
+    EXPECT_TRUE(testing::ClosedByPeer(fd, 3000));
+    close(fd);
+  }
+  // The wrong token: refused in the handshake, nothing runs.
+  const std::string wrong = (dir_ / "wrong-token").string();
+  std::FILE* f = std::fopen(wrong.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("transport-test-tokem\n", f);
+  std::fclose(f);
+  Child refused =
+      Child::Start({"sh", "-c",
+                    "exec " + BinaryPath("quiver") + " scan 127.0.0.1:" + port_ +
+                        " 'SELECT count(*) FROM t' --token-file " + wrong + " 2>&1"});
+  EXPECT_NE(refused.Finish(60000), 0);
+  EXPECT_NE(refused.output().find("wrong token"), std::string::npos) << refused.output();
+  ExpectSameRows(Scan("127.0.0.1", "SELECT * FROM t ORDER BY id", "addresses"), want);
+  ASSERT_EQ(kill(server_.pid(), 0), 0);
+}
+
 TEST_F(TransportProcesses, AServerKilledMidScanIsAnErrorForItsClientNotAHang) {
   StartServer("127.0.0.1:0");
   for (transport::BodyMode mode :
@@ -283,6 +327,8 @@ class TransportNetns : public TransportProcesses {
   std::string subnet_;
 };
 
+// Across namespaces no UCX transport may be used (UCX_TLS=tcp leaves none
+// Quiver allows): every batch comes on the TLS stream.
 TEST_F(TransportNetns, ScansAcrossNamespacesOverTcpEqualDuckDBHere) {
   StartServer(subnet_ + "1:0", In(0));
   const auto want = Local(Query());

@@ -1,7 +1,7 @@
-// A peer that speaks UCX directly and sends what no Client would: every
-// malformed or forged message gets an error naming what is wrong, the
-// offender loses its connection where the protocol says so, and the server
-// goes on serving everyone else.
+// A peer that holds the key but speaks the protocol by hand and sends what
+// no Client would: every malformed or forged message gets an error naming
+// what is wrong, the offender loses its connection where the protocol says
+// so, and the server goes on serving everyone else.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,7 +15,7 @@
 #include "quiver/transport/client.h"
 #include "quiver/transport/server.h"
 #include "quiver/util/little_endian.h"
-#include "transport/address.h"
+#include "transport/tls.h"
 #include "transport/ucx.h"
 #include "transport/wire.h"
 
@@ -44,57 +44,45 @@ std::unique_ptr<Server> StartServer() {
       .ValueOrDie();
 }
 
-// A raw UCX peer of the server: control frames on an endpoint to the
-// listener, tagged messages on one to the server's worker address.
+// A peer of the server with the token's key: frames written by hand on the
+// TLS stream, and (after a Hello with its worker address) tagged messages
+// on a UCX endpoint to the server's worker.
 class RawPeer {
  public:
   explicit RawPeer(uint16_t port) {
-    context_ = UcxContext::Make().ValueOrDie();
+    context_ = UcxContext::ForPeers("", /*rma=*/true).ValueOrDie();
     worker_ = UcxWorker::Make(context_).ValueOrDie();
-    ucp_am_handler_param_t am{};
-    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
-                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    am.id = wire::kAmControl;
-    am.cb = &OnControl;
-    am.arg = this;
-    EXPECT_EQ(ucp_worker_set_am_recv_handler(worker_->get(), &am), UCS_OK);
-    auto address =
-        ResolveAddress("127.0.0.1:" + std::to_string(port), false).ValueOrDie();
-    ucp_ep_params_t params{};
-    params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
-                        UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
-    params.sockaddr.addr = address.get();
-    params.sockaddr.addrlen = address.length;
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    params.err_handler.cb = [](void* arg, ucp_ep_h, ucs_status_t) {
-      static_cast<RawPeer*>(arg)->closed_ = true;
-    };
-    params.err_handler.arg = this;
-    EXPECT_EQ(ucp_ep_create(worker_->get(), &params, &ep_), UCS_OK);
+    auto tls = PskContext::Client().ValueOrDie();
+    const int fd = ConnectTcp("127.0.0.1:" + std::to_string(port), 5000).ValueOrDie();
+    tls_ = TlsStream::Make(tls, fd, /*server=*/false, TokenPsk("secret")).ValueOrDie();
+    for (int i = 0; i < 500; ++i) {
+      auto done = tls_->Handshake();
+      EXPECT_TRUE(done.ok()) << done.status().ToString();
+      if (!done.ok() || *done) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
-  ~RawPeer() { CloseByForce(worker_.get(), {data_ep_, ep_}); }
+  ~RawPeer() {
+    if (rkey_ != nullptr) ucp_rkey_destroy(rkey_);
+    CloseByForce(worker_.get(), {data_ep_});
+  }
 
-  // Sends raw bytes as a control frame; returns the answer to `request`
-  // (or an unsolicited error), "" if none came within 5 s.
-  std::string Send(std::string bytes, uint64_t request) {
-    Post(std::move(bytes));
+  // Sends a frame; returns the answer to `request` (or an unsolicited
+  // error), "" if none came within 5 s.
+  std::string Send(wire::Kind kind, uint64_t request, std::string_view body) {
+    Post(kind, request, body);
     return Await(request);
   }
-  void Post(std::string bytes) {
-    bytes_.push_back(std::move(bytes));
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
-    sends_.emplace_back(worker_->get(),
-                        ucp_am_send_nbx(ep_, wire::kAmControl, nullptr, 0,
-                                        bytes_.back().data(), bytes_.back().size(), &p));
+  void Post(wire::Kind kind, uint64_t request, std::string_view body) {
+    tls_->Queue(static_cast<uint8_t>(kind), request, body);
+    (void)tls_->Flush();
+  }
+  void PostRaw(std::string bytes) {
+    tls_->QueueRaw(std::move(bytes));
+    (void)tls_->Flush();
   }
   std::string Await(uint64_t request) {
-    (void)worker_->ProgressUntil(
-        [&] { return answers_.count(request) != 0 || answers_.count(0) != 0; }, 5000,
-        "answer");
+    Pump([&] { return answers_.count(request) != 0 || answers_.count(0) != 0; });
     auto it = answers_.count(request) ? answers_.find(request) : answers_.find(0);
     if (it == answers_.end()) return "";
     std::string a = it->second;
@@ -108,16 +96,18 @@ class RawPeer {
     auto e = wire::DecodeError(f->body);
     return e.ok() ? e->message : "";
   }
+  // Hello with this peer's worker address, and the data path over UCX.
   wire::HelloReply Hello() {
     wire::Hello h;
-    h.token = "secret";
     h.worker_address = worker_->Address().ValueOrDie();
-    const std::string a =
-        Send(wire::EncodeFrame(wire::Kind::kHello, 1, wire::Encode(h)), 1);
+    const std::string a = Send(wire::Kind::kHello, 1, wire::Encode(h));
     auto f = wire::DecodeFrame(a).ValueOrDie();
     EXPECT_EQ(f.kind, wire::Kind::kHelloReply) << ErrorOf(a);
     auto r = wire::DecodeHelloReply(f.body).ValueOrDie();
+    EXPECT_FALSE(r.worker_address.empty());
     data_ep_ = worker_->ConnectTo(r.worker_address).ValueOrDie();
+    EXPECT_EQ(ucp_ep_rkey_unpack(data_ep_, r.rkey.data(), &rkey_), UCS_OK);
+    Post(wire::Kind::kDataPath, 0, wire::Encode(wire::DataPath{1}));
     return r;
   }
   void SendTagged(uint64_t tag, std::string bytes) {
@@ -126,23 +116,43 @@ class RawPeer {
     sends_.emplace_back(worker_->get(), ucp_tag_send_nbx(data_ep_, bytes_.back().data(),
                                                          bytes_.back().size(), tag, &p));
   }
+  // A one-sided read of `length` bytes at `address` of the server with
+  // `rkey`: the bytes, or "" if it failed or did not finish within 2 s.
+  std::string Get(uint64_t address, size_t length, ucp_rkey_h rkey) {
+    std::string out(length, '\0');
+    ucp_request_param_t p{};
+    UcxRequest get(worker_->get(),
+                   ucp_get_nbx(data_ep_, out.data(), length, address, rkey, &p));
+    return WaitFor(worker_.get(), &get, 2000, "a read").ok() ? out : "";
+  }
+  ucp_rkey_h pool_key() const { return rkey_; }
+  ucp_context_h context() const { return context_->get(); }
+  ucp_ep_h data_ep() const { return data_ep_; }
   bool WaitClosed() {
-    (void)worker_->ProgressUntil([&] { return closed_; }, 5000, "close");
+    Pump([&] { return closed_; });
     return closed_;
   }
 
  private:
-  static ucs_status_t OnControl(void* arg, const void*, size_t, void* data, size_t length,
-                                const ucp_am_recv_param_t*) {
-    auto* self = static_cast<RawPeer*>(arg);
-    std::string bytes(static_cast<const char*>(data), length);
-    auto f = wire::DecodeFrame(bytes);
-    self->answers_[f.ok() ? f->request : 0] = bytes;
-    return UCS_OK;
+  void Pump(const std::function<bool()>& done) {
+    TlsStream::Sink sink;
+    sink.max_frame = 1 << 20;
+    sink.frame = [&](uint8_t kind, uint64_t word, std::string_view body,
+                     std::shared_ptr<Buffer>) {
+      answers_[word] = wire::EncodeFrame(static_cast<wire::Kind>(kind), word, body);
+      return Status::OK();
+    };
+    for (int i = 0; i < 500 && !done(); ++i) {
+      worker_->Progress();
+      if (!closed_ && !tls_->Read(sink).ok()) closed_ = true;
+      if (!done()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   std::shared_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;
-  ucp_ep_h ep_ = nullptr, data_ep_ = nullptr;
+  std::unique_ptr<TlsStream> tls_;
+  ucp_ep_h data_ep_ = nullptr;
+  ucp_rkey_h rkey_ = nullptr;
   bool closed_ = false;
   std::map<uint64_t, std::string> answers_;
   std::deque<std::string> bytes_;
@@ -167,35 +177,59 @@ void ExpectServing(const Server& server) {
 
 struct Case {
   const char* name;
-  std::string frame;
+  std::string raw;  // bytes as they are, inside TLS
   const char* says;
 };
 
+std::string RawFrame(uint32_t length, wire::Kind kind, uint64_t word,
+                     std::string_view body) {
+  std::string out;
+  util::AppendLE(&out, length);
+  util::AppendLE(&out, static_cast<uint8_t>(kind));
+  util::AppendLE(&out, word);
+  out.append(body);
+  return out;
+}
+std::string Framed(wire::Kind kind, uint64_t word, std::string_view body) {
+  return RawFrame(static_cast<uint32_t>(9 + body.size()), kind, word, body);
+}
+
 TEST(TransportAttack, MalformedControlFramesAreRefusedByName) {
   auto server = StartServer();
-  std::string hello_bad_length = wire::EncodeFrame(wire::Kind::kHello, 7, {});
+  std::string hello_bad_length;
   util::AppendLE<uint32_t>(&hello_bad_length, wire::kVersion);
-  util::AppendLE<uint32_t>(&hello_bad_length, 1u << 30);  // a token of 1 GiB
+  util::AppendLE<uint32_t>(&hello_bad_length, 1u << 30);  // an address of 1 GiB
   wire::Hello old;
   old.version = 99;
-  old.token = "secret";
   const std::vector<Case> cases = {
-      {"short", std::string("\x01\x02", 2), "shorter than its 9-byte header"},
-      {"unknown kind", wire::EncodeFrame(static_cast<wire::Kind>(99), 7, {}),
-       "unknown kind 99"},
-      {"before hello", wire::EncodeFrame(wire::Kind::kInitScan, 7, {}),
+      {"short", RawFrame(2, wire::Kind::kHello, 7, {}), "shorter than its header"},
+      {"oversized", RawFrame(64 << 20, wire::Kind::kHello, 7, {}),
+       "exceeds the limit of"},
+      {"unknown kind", Framed(static_cast<wire::Kind>(99), 7, {}), "unknown kind 99"},
+      {"before hello", Framed(wire::Kind::kInitScan, 7, {}),
        "first message must be Hello"},
-      {"huge token", hello_bad_length, "exceeds the limit"},
-      {"old version", wire::EncodeFrame(wire::Kind::kHello, 7, wire::Encode(old)),
+      {"huge address", Framed(wire::Kind::kHello, 7, hello_bad_length),
+       "exceeds the limit"},
+      {"old version", Framed(wire::Kind::kHello, 7, wire::Encode(old)),
        "speaks transport version 99"},
       {"trailing bytes",
-       wire::EncodeFrame(wire::Kind::kHello, 7, wire::Encode(wire::Hello{}) + "xx"),
+       Framed(wire::Kind::kHello, 7, wire::Encode(wire::Hello{}) + "xx"),
        "bytes after its last field"},
+      {"no data path",
+       Framed(wire::Kind::kHello, 1, wire::Encode(wire::Hello{})) +
+           Framed(wire::Kind::kInitScan, 7, {}),
+       "DataPath must follow HelloReply"},
+      {"a server's frame",
+       Framed(wire::Kind::kHello, 1, wire::Encode(wire::Hello{})) +
+           Framed(wire::Kind::kDataPath, 0, wire::Encode(wire::DataPath{0})) +
+           Framed(wire::Kind::kBody, 7, "x"),
+       "a client may not send Body"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     RawPeer peer(server->port());
-    const std::string answer = RawPeer::ErrorOf(peer.Send(c.frame, 7));
+    peer.PostRaw(c.raw);
+    const std::string answer = RawPeer::ErrorOf(peer.Await(7));
     EXPECT_NE(answer.find(c.says), std::string::npos) << answer;
     EXPECT_TRUE(peer.WaitClosed());
   }
@@ -207,7 +241,8 @@ TEST(TransportAttack, AConnectionThatNeverSaysHelloLosesItsSlot) {
   auto server = StartServer();
   RawPeer idle(server->port());
   const std::string a = idle.Await(0);  // nothing sent: the server speaks first
-  EXPECT_NE(RawPeer::ErrorOf(a).find("no Hello within 1000 ms"), std::string::npos)
+  EXPECT_NE(RawPeer::ErrorOf(a).find("no Hello and DataPath within 1000 ms"),
+            std::string::npos)
       << RawPeer::ErrorOf(a);
   EXPECT_TRUE(idle.WaitClosed());
   for (int i = 0; i < 100 && server->stats().connections != 0; ++i) {
@@ -223,9 +258,8 @@ TEST(TransportAttack, ForgedIdsAddressesAndCreditsAreRefused) {
     RawPeer peer(server->port());
     auto hello = peer.Hello();
     // A finalize and a credit for scans that are not this connection's.
-    std::string a = peer.Send(
-        wire::EncodeFrame(wire::Kind::kFinalize, 2, wire::Encode(wire::ScanId{12345})),
-        2);
+    std::string a =
+        peer.Send(wire::Kind::kFinalize, 2, wire::Encode(wire::ScanId{12345}));
     EXPECT_NE(RawPeer::ErrorOf(a).find("no scan 12345 on this connection"),
               std::string::npos)
         << RawPeer::ErrorOf(a);
@@ -237,7 +271,7 @@ TEST(TransportAttack, ForgedIdsAddressesAndCreditsAreRefused) {
     init.addresses_from = 0;
     uint64_t scan = 0;
     for (uint64_t r = 10; r < 15; ++r) {
-      a = peer.Send(wire::EncodeFrame(wire::Kind::kInitScan, r, wire::Encode(init)), r);
+      a = peer.Send(wire::Kind::kInitScan, r, wire::Encode(init));
       auto f = wire::DecodeFrame(a).ValueOrDie();
       if (r < 14) {
         ASSERT_EQ(f.kind, wire::Kind::kScanReply) << RawPeer::ErrorOf(a);
@@ -247,9 +281,7 @@ TEST(TransportAttack, ForgedIdsAddressesAndCreditsAreRefused) {
             << RawPeer::ErrorOf(a);
       }
     }
-    a = peer.Send(
-        wire::EncodeFrame(wire::Kind::kFinalize, 20, wire::Encode(wire::ScanId{scan})),
-        20);
+    a = peer.Send(wire::Kind::kFinalize, 20, wire::Encode(wire::ScanId{scan}));
     EXPECT_EQ(wire::DecodeFrame(a).ValueOrDie().kind, wire::Kind::kFinalized);
     // want_data for a scan that is not ours: an error, the connection stays.
     std::string id;
@@ -285,20 +317,16 @@ TEST(TransportAttack, ForgedIdsAddressesAndCreditsAreRefused) {
     peer.Hello();
     // Credit of a scan this connection does not have is ignored; of one it
     // has but more than was sent, refused.
-    peer.Post(
-        wire::EncodeFrame(wire::Kind::kCredit, 3, wire::Encode(wire::Credit{1, 5})));
+    peer.Post(wire::Kind::kCredit, 3, wire::Encode(wire::Credit{1, 5}));
     wire::InitScan init;
     init.sql = "x";
     init.window_batches = 1;
     init.window_bytes = 1;
-    std::string a =
-        peer.Send(wire::EncodeFrame(wire::Kind::kInitScan, 4, wire::Encode(init)), 4);
+    std::string a = peer.Send(wire::Kind::kInitScan, 4, wire::Encode(init));
     auto f = wire::DecodeFrame(a).ValueOrDie();
     ASSERT_EQ(f.kind, wire::Kind::kScanReply) << RawPeer::ErrorOf(a);
     const uint64_t scan = wire::DecodeScanId(f.body).ValueOrDie().scan;
-    a = peer.Send(
-        wire::EncodeFrame(wire::Kind::kCredit, 5, wire::Encode(wire::Credit{scan, 1000})),
-        5);
+    a = peer.Send(wire::Kind::kCredit, 5, wire::Encode(wire::Credit{scan, 1000}));
     EXPECT_NE(RawPeer::ErrorOf(a).find("only 0 were sent"), std::string::npos)
         << RawPeer::ErrorOf(a);
     EXPECT_TRUE(peer.WaitClosed());
@@ -309,6 +337,48 @@ TEST(TransportAttack, ForgedIdsAddressesAndCreditsAreRefused) {
   }
   EXPECT_EQ(server->stats().scans, 0u);
   EXPECT_EQ(server->stats().pool_bytes_in_use, 0u);
+}
+
+// One-sided reads reach only what the server registered and gave this
+// connection a key for (its pool). UCX emulates a read it has no transport
+// for with a message the owner answers by copying from the address asked,
+// whatever key came with it: a server with one-sided reads enabled (as
+// before) returned any of its memory to a forged key. Its context has them
+// disabled now, so such a read is never answered.
+TEST(TransportAttack, AReaderCannotReadMemoryItWasNotGiven) {
+  auto server = StartServer();
+  std::vector<uint8_t> secret(4096, 0x5a);  // memory of the server's process
+  auto peer = std::make_unique<RawPeer>(server->port());
+  auto hello = peer->Hello();
+  // What it was given: the pool, probe area first.
+  const std::string probe = peer->Get(hello.probe_address, 64, peer->pool_key());
+  ASSERT_EQ(probe.size(), 64u);
+  for (size_t i = 0; i < probe.size(); ++i) {
+    ASSERT_EQ(static_cast<uint8_t>(probe[i]), static_cast<uint8_t>(i * 131 + 7)) << i;
+  }
+  // A key it made for memory of its own, used on the server's memory.
+  std::vector<uint8_t> mine(4096);
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.address = mine.data();
+  mp.length = mine.size();
+  ucp_mem_h memh = nullptr;
+  ASSERT_EQ(ucp_mem_map(peer->context(), &mp, &memh), UCS_OK);
+  void* packed = nullptr;
+  size_t size = 0;
+  ASSERT_EQ(ucp_rkey_pack(peer->context(), memh, &packed, &size), UCS_OK);
+  ucp_rkey_h forged = nullptr;
+  ASSERT_EQ(ucp_ep_rkey_unpack(peer->data_ep(), packed, &forged), UCS_OK);
+  ucp_rkey_buffer_release(packed);
+  const std::string stolen =
+      peer->Get(reinterpret_cast<uint64_t>(secret.data()), secret.size(), forged);
+  EXPECT_NE(stolen, std::string(secret.size(), '\x5a'))
+      << "a forged key read the server's memory";
+  EXPECT_EQ(stolen, "");
+  ucp_rkey_destroy(forged);
+  ucp_mem_unmap(peer->context(), memh);
+  peer.reset();  // its unanswered read goes with its endpoint
+  ExpectServing(*server);
 }
 
 }  // namespace

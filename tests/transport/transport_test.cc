@@ -1,5 +1,6 @@
-// Server and client in one process over UCX: every Arrow type across both
-// body types, coalescing, windows, errors of the query, malformed requests.
+// Server and client in one process, over UCX's shared memory and on the TLS
+// stream alone: every Arrow type across both body types, coalescing,
+// windows, errors of the query, keys and tickets.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -95,6 +96,13 @@ ClientOptions WithMode(BodyMode mode) {
   return o;
 }
 
+// A client whose data comes on the TLS stream: no UCX transport it may use.
+ClientOptions OnTheStream() {
+  ClientOptions o = WithMode(BodyMode::kMeasure);
+  o.ucx_transports = "tcp";
+  return o;
+}
+
 // The server's counts once it has let go of what ended scans held: a scan's
 // thread is joined, and its bodies freed, after its last answer went out.
 Result<ServerStats> SettledStats(Client* client) {
@@ -131,6 +139,7 @@ TEST(Transport, EveryTypeArrivesEqualAsPackedBodiesAndAsAddresses) {
   for (BodyMode mode : {BodyMode::kPacked, BodyMode::kAddresses, BodyMode::kMeasure}) {
     SCOPED_TRACE(static_cast<int>(mode));
     ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(f.address(), WithMode(mode)));
+    EXPECT_TRUE(client->over_ucx());  // one host: shared memory
     if (mode == BodyMode::kPacked) {
       EXPECT_EQ(client->addresses_from(), UINT64_MAX);
     } else if (mode == BodyMode::kAddresses) {
@@ -146,6 +155,43 @@ TEST(Transport, EveryTypeArrivesEqualAsPackedBodiesAndAsAddresses) {
     EXPECT_EQ(stats.pool_bytes_in_use, 0u);
     EXPECT_EQ(stats.scans, 0u);
   }
+}
+
+// Where UCX cannot reach the server (another host; here: no transport the
+// client may use), metadata and bodies come as frames of the TLS stream.
+TEST(Transport, EveryTypeArrivesEqualOnTheTlsStream) {
+  Fixture f;
+  const auto expected = f.Whole();
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(f.address(), OnTheStream()));
+  EXPECT_FALSE(client->over_ucx());
+  EXPECT_EQ(client->addresses_from(), UINT64_MAX);
+  ScanOptions options;
+  options.min_rows = 1500;
+  ExpectScan(client.get(), expected, options);
+  options.min_rows = 1;
+  options.window_batches = 1;
+  ExpectScan(client.get(), expected, options);
+  // Finalized in the middle: the bodies on their way are drained, and the
+  // next scan starts clean.
+  ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", options));
+  {
+    ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+    ASSERT_OK_AND_ASSIGN(auto first, reader->Next());
+    ASSERT_NE(first, nullptr);
+  }
+  ASSERT_OK(client->Finalize(scan));
+  ExpectScan(client.get(), expected, options);
+  ASSERT_OK_AND_ASSIGN(auto stats, SettledStats(client.get()));
+  EXPECT_EQ(stats.pool_bytes_in_use, 0u);
+  EXPECT_EQ(stats.scans, 0u);
+  // A server without UCX at all serves everyone on the stream.
+  ServerOptions no_ucx;
+  no_ucx.ucx_transports = "tcp";
+  Fixture g(5000, 700, no_ucx);
+  ASSERT_OK_AND_ASSIGN(auto other,
+                       Client::Connect(g.address(), WithMode(BodyMode::kAddresses)));
+  EXPECT_FALSE(other->over_ucx());
+  ExpectScan(other.get(), g.Whole(), ScanOptions{});
 }
 
 TEST(Transport, QueryErrorsComeBackFromInitScanAndEmptyResultsEndAtOnce) {
@@ -202,15 +248,84 @@ TEST(Transport, AClientThatGoesMidQueryCancelsIt) {
   EXPECT_EQ(f.cancels.load(), 1);
 }
 
+// The token is never sent: a client without it fails the TLS handshake,
+// which proves the key on both sides, and runs nothing.
 TEST(Transport, WrongTokenIsRefusedByName) {
   Fixture f;
-  ClientOptions o = WithMode(BodyMode::kPacked);
-  o.token = "guess";
-  auto client = Client::Connect(f.address(), o);
-  ASSERT_FALSE(client.ok());
-  EXPECT_NE(client.status().message().find("wrong token"), std::string::npos)
-      << client.status().ToString();
+  for (const std::string& token :
+       {std::string("guess"), std::string(), std::string("secret\0", 7)}) {
+    ClientOptions o = WithMode(BodyMode::kPacked);
+    o.token = token;
+    auto client = Client::Connect(f.address(), o);
+    ASSERT_FALSE(client.ok());
+    EXPECT_TRUE(client.status().code() == StatusCode::kUnauthenticated)
+        << client.status().ToString();
+    EXPECT_NE(client.status().message().find("wrong token"), std::string::npos)
+        << client.status().ToString();
+  }
   EXPECT_EQ(f.runs.load(), 0);
+  EXPECT_EQ(f.server->stats().connections, 0u);
+}
+
+// A server of tickets (a daemon's) admits a ticket once, within its time,
+// and runs its scans with the ticket's owner; dropping the owner closes
+// its connections. Tokens mean nothing to it.
+TEST(Transport, TicketsOpenOneConnectionEachForTheirOwner) {
+  std::atomic<uint64_t> owner_seen{0};
+  ServerOptions so;
+  so.listen = "127.0.0.1:0";
+  so.auth = ServerOptions::Auth::kTickets;
+  so.pool_size = 8 << 20;
+  auto batch = RandomBatch({int64()}, 1000, 5).ValueOrDie();
+  ASSERT_OK_AND_ASSIGN(
+      auto server,
+      Server::Start(so, [&](const std::string&, const std::string&, uint64_t owner) {
+        owner_seen = owner;
+        return RecordBatchReader::FromBatches(batch->schema(), {batch});
+      }));
+  const std::string address = "127.0.0.1:" + std::to_string(server->port());
+  auto with = [](const Ticket& t) {
+    ClientOptions o = WithMode(BodyMode::kPacked);
+    o.ticket_identity = t.identity;
+    o.ticket_secret = t.secret;
+    o.timeout_ms = 5000;
+    return o;
+  };
+  const Ticket ticket = server->AddTicket(42);
+  EXPECT_EQ(ticket.secret.size(), 32u);
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(address, with(ticket)));
+  ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("x"));
+  ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
+  ASSERT_OK_AND_ASSIGN(auto got, reader->ReadAll());
+  ASSERT_OK(client->Finalize(scan));
+  EXPECT_EQ(owner_seen.load(), 42u);
+  // Used: a second connection with it is refused; so are a forged secret,
+  // an expired ticket and the token of a token server.
+  EXPECT_EQ(Client::Connect(address, with(ticket)).status().code(),
+            StatusCode::kUnauthenticated);
+  Ticket forged = server->AddTicket(42);
+  forged.secret[0] ^= 1;
+  EXPECT_EQ(Client::Connect(address, with(forged)).status().code(),
+            StatusCode::kUnauthenticated);
+  const Ticket expired = server->AddTicket(42, 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(Client::Connect(address, with(expired)).status().code(),
+            StatusCode::kUnauthenticated);
+  ClientOptions token = WithMode(BodyMode::kPacked);
+  token.token = "";
+  EXPECT_EQ(Client::Connect(address, token).status().code(),
+            StatusCode::kUnauthenticated);
+  // The owner's session ends: its connection goes, its unused tickets too.
+  const Ticket unused = server->AddTicket(42);
+  server->DropOwner(42);
+  Status st;
+  for (int i = 0; i < 100 && st.ok(); ++i) {
+    st = client->Stats().status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(Client::Connect(address, with(unused)).status().code(),
+            StatusCode::kUnauthenticated);
 }
 
 TEST(Transport, FinalizeInTheMiddleGivesEveryBlockBack) {
@@ -256,10 +371,12 @@ TEST(Transport, ASlowReaderGetsEveryBatchRightAndHoldsOnlyItsWindow) {
         return RecordBatchReader::FromBatches(batches[0]->schema(), batches);
       }));
   const std::string address = "127.0.0.1:" + std::to_string(server->port());
-  for (BodyMode mode : {BodyMode::kPacked, BodyMode::kAddresses}) {
-    SCOPED_TRACE(mode == BodyMode::kPacked ? "packed" : "addresses");
+  for (int stream = 0; stream < 3; ++stream) {
+    const BodyMode mode = stream == 1 ? BodyMode::kAddresses : BodyMode::kPacked;
+    SCOPED_TRACE(stream == 2 ? "stream" : stream == 1 ? "addresses" : "packed");
     SystemMemoryPool pool;
     ClientOptions co = WithMode(mode);
+    if (stream == 2) co.ucx_transports = "tcp";
     co.token.clear();
     co.pool = &pool;
     ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(address, co));
@@ -285,158 +402,6 @@ TEST(Transport, ASlowReaderGetsEveryBatchRightAndHoldsOnlyItsWindow) {
     }
     EXPECT_EQ(got, kBatches);
     ASSERT_OK(client->Finalize(scan));
-  }
-}
-
-// Batches whose buffers are all in memory the server serves in place (a
-// node's regions) go to a reader of addresses as their own buffers: no
-// block of the pool, one body for the whole batch; to a reader of packed
-// bodies they are copied as before, cut into bodies of the server's size.
-TEST(Transport, BatchesInMemoryServedInPlaceGoAsTheirOwnBuffers) {
-  const int64_t rows = 60000;
-  // Fixed width, strings, lists and nulls (no dictionaries: a concatenated
-  // dictionary stays where its input was).
-  auto source =
-      RandomBatch({int64(), utf8(), list(int32()), boolean(), float64()}, rows, 3)
-          .ValueOrDie();
-  ASSERT_OK_AND_ASSIGN(auto arena, AllocateBuffer(64 << 20));
-  ArenaPool pool(arena->mutable_data(), static_cast<uint64_t>(arena->size()));
-  ASSERT_OK_AND_ASSIGN(auto in_arena, ConcatenateBatches({source}, &pool));
-  ServerOptions so;
-  so.listen = "127.0.0.1:0";
-  so.pool_size = 16 << 20;
-  so.max_batch_bytes = 256 << 10;
-  so.in_place = {{arena->data(), static_cast<uint64_t>(arena->size())}};
-  ASSERT_OK_AND_ASSIGN(
-      auto server, Server::Start(so, [&](const std::string&, const std::string&) {
-        return RecordBatchReader::FromBatches(in_arena->schema(), {in_arena});
-      }));
-  const std::string address = "127.0.0.1:" + std::to_string(server->port());
-  for (BodyMode mode : {BodyMode::kAddresses, BodyMode::kPacked}) {
-    SCOPED_TRACE(mode == BodyMode::kPacked ? "packed" : "addresses");
-    ClientOptions co = WithMode(mode);
-    co.token.clear();
-    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(address, co));
-    const uint64_t before = server->stats().bodies_in_place;
-    ScanOptions scan_options;
-    scan_options.min_rows = uint64_t{1} << 40;  // as large as the server makes them
-    ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", scan_options));
-    ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
-    ASSERT_OK_AND_ASSIGN(auto batches, reader->ReadAll());
-    ASSERT_OK_AND_ASSIGN(auto got, ConcatenateBatches(batches));
-    ASSERT_OK(got->ValidateFull());
-    EXPECT_TRUE(got->Equals(*source));
-    ASSERT_OK(client->Finalize(scan));
-    ASSERT_OK_AND_ASSIGN(auto settled, SettledStats(client.get()));
-    EXPECT_EQ(settled.pool_bytes_in_use, 0u);
-    if (mode == BodyMode::kAddresses) {
-      EXPECT_EQ(batches.size(), 1u);
-      EXPECT_EQ(server->stats().bodies_in_place, before + 1);
-    } else {
-      EXPECT_GT(batches.size(), 4u);  // cut to the server's body size
-      EXPECT_EQ(server->stats().bodies_in_place, before);
-    }
-  }
-}
-
-// Allocations from one arena, counted while alive: a batch built here is
-// in memory a server serves in place, and the count says when the server
-// let go of it.
-class CountingArena final : public MemoryPool {
- public:
-  CountingArena(uint8_t* base, int64_t size) : cursor_(base), end_(base + size) {}
-  using MemoryPool::Allocate;
-  using MemoryPool::Free;
-  using MemoryPool::Reallocate;
-  Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto at = reinterpret_cast<uintptr_t>(cursor_);
-    at = (at + static_cast<uintptr_t>(alignment) - 1) &
-         ~(static_cast<uintptr_t>(alignment) - 1);
-    if (reinterpret_cast<uint8_t*>(at) + size > end_) return Status::OutOfMemory("arena");
-    *out = reinterpret_cast<uint8_t*>(at);
-    cursor_ = *out + size;
-    ++live_;
-    return Status::OK();
-  }
-  Status Reallocate(int64_t, int64_t, int64_t, uint8_t**) override {
-    return Status::NotImplemented("arena");
-  }
-  void Free(uint8_t*, int64_t, int64_t) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    --live_;
-  }
-  int64_t live() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return live_;
-  }
-  int64_t bytes_allocated() const override { return 0; }
-  int64_t max_memory() const override { return 0; }
-  int64_t total_bytes_allocated() const override { return 0; }
-  int64_t num_allocations() const override { return 0; }
-  std::string backend_name() const override { return "counting-arena"; }
-
- private:
-  mutable std::mutex mu_;
-  uint8_t* cursor_;
-  uint8_t* end_;
-  int64_t live_ = 0;
-};
-
-// A batch served in place stays alive after its query is done while the
-// client has not read it, and is let go of once read to its end (its
-// addresses freed) or once the client goes away without reading: nothing
-// of the memory served in place stays held.
-TEST(Transport, ABatchServedInPlaceIsHeldUntilReadAndLetGoAfter) {
-  auto source = RandomBatch({int64(), utf8()}, 20000, 4).ValueOrDie();
-  ASSERT_OK_AND_ASSIGN(auto memory, AllocateBuffer(16 << 20));
-  CountingArena arena(memory->mutable_data(), memory->size());
-  ServerOptions so;
-  so.listen = "127.0.0.1:0";
-  so.in_place = {{memory->data(), static_cast<uint64_t>(memory->size())}};
-  ASSERT_OK_AND_ASSIGN(
-      auto server,
-      Server::Start(
-          so,
-          [&](const std::string&,
-              const std::string&) -> Result<std::shared_ptr<RecordBatchReader>> {
-            QUIVER_ASSIGN_OR_RAISE(auto batch, ConcatenateBatches({source}, &arena));
-            return RecordBatchReader::FromBatches(batch->schema(), {batch});
-          }));
-  const std::string address = "127.0.0.1:" + std::to_string(server->port());
-  auto wait_for = [](const std::function<bool()>& done) {
-    for (int i = 0; i < 500 && !done(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return done();
-  };
-  for (bool read : {true, false}) {
-    SCOPED_TRACE(read ? "read to its end" : "client gone");
-    ClientOptions co = WithMode(BodyMode::kAddresses);
-    co.token.clear();
-    ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(address, co));
-    const uint64_t before = server->stats().bodies_in_place;
-    ScanOptions scan_options;
-    scan_options.min_rows = uint64_t{1} << 40;
-    ASSERT_OK_AND_ASSIGN(uint64_t scan, client->InitScan("all", scan_options));
-    // The body is made and its query done; the client has not read it.
-    ASSERT_TRUE(wait_for([&] { return server->stats().bodies_in_place == before + 1; }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    EXPECT_GT(arena.live(), 0);
-    if (read) {
-      ASSERT_OK_AND_ASSIGN(auto reader, client->Iterate(scan));
-      ASSERT_OK_AND_ASSIGN(auto batches, reader->ReadAll());
-      ASSERT_EQ(batches.size(), 1u);
-      EXPECT_TRUE(batches[0]->Equals(*source));
-      // Let go of when the client's free_data arrives, before any Finalize.
-      EXPECT_TRUE(wait_for([&] { return arena.live() == 0; }))
-          << arena.live() << " allocations still held after the read";
-      ASSERT_OK(client->Finalize(scan));
-    } else {
-      client.reset();  // let go of when the connection goes
-      EXPECT_TRUE(wait_for([&] { return arena.live() == 0; }))
-          << arena.live() << " allocations still held after the client went";
-    }
   }
 }
 

@@ -19,13 +19,11 @@ TEST(TransportWire, EveryMessageRoundTripsAndEveryTruncationIsRefused) {
   reply.probe_length = 4096;
   reply.rkey = "key";
   reply.worker_address = "addr";
-  reply.in_place = {{1 << 30, 1 << 20, "k1"}, {2u << 30, 4096, "k2"}};
   const std::string body = Encode(reply);
   ASSERT_OK_AND_ASSIGN(auto back, DecodeHelloReply(body));
   EXPECT_EQ(Encode(back), body);
-  ASSERT_EQ(back.in_place.size(), 2u);
-  EXPECT_EQ(back.in_place[1].address, 2u << 30);
-  EXPECT_EQ(back.in_place[1].rkey, "k2");
+  EXPECT_EQ(back.rkey, "key");
+  EXPECT_EQ(back.worker_address, "addr");
   for (size_t n = 0; n < body.size(); ++n) {
     auto st = DecodeHelloReply(body.substr(0, n)).status();
     EXPECT_TRUE(st.IsInvalid()) << n;
@@ -50,6 +48,13 @@ TEST(TransportWire, EveryMessageRoundTripsAndEveryTruncationIsRefused) {
   EXPECT_EQ(f.body, "abc");
   EXPECT_NE(DecodeFrame(std::string(9, '\0')).status().message().find("unknown kind 0"),
             std::string::npos);
+  EXPECT_NE(MakeFrame(16, 0, {}).status().message().find("unknown kind 16"),
+            std::string::npos);
+
+  ASSERT_OK_AND_ASSIGN(auto path, DecodeDataPath(Encode(DataPath{1})));
+  EXPECT_EQ(path.ucx, 1);
+  EXPECT_TRUE(DecodeDataPath(Encode(DataPath{2})).status().IsInvalid());
+  EXPECT_TRUE(DecodeDataPath("").status().IsInvalid());
 }
 
 TEST(TransportWire, AProbeAreaOutsideThePoolIsRefused) {
@@ -67,24 +72,11 @@ TEST(TransportWire, AProbeAreaOutsideThePoolIsRefused) {
   EXPECT_TRUE(DecodeHelloReply(Encode(reply)).status().IsInvalid());
 }
 
-TEST(TransportWire, RangesServedInPlaceAreBoundedAndMayNotWrap) {
-  HelloReply reply;
-  reply.pool_length = 4096;
-  reply.in_place.assign(kMaxInPlaceRanges + 1, {1 << 20, 4096, "k"});
-  auto st = DecodeHelloReply(Encode(reply)).status();
-  EXPECT_NE(st.message().find("65 ranges served in place, over the limit of 64"),
-            std::string::npos)
-      << st.ToString();
-  reply.in_place = {{~uint64_t{0} - 10, 4096, "k"}};
-  st = DecodeHelloReply(Encode(reply)).status();
-  EXPECT_NE(st.message().find("wraps around"), std::string::npos) << st.ToString();
-}
-
 TEST(TransportWire, StringsLongerThanTheirLimitAreRefusedBeforeAnyCopy) {
   Hello hello;
-  hello.token = std::string(kMaxToken + 1, 't');
+  hello.worker_address = std::string(kMaxWorkerAddress + 1, 'a');
   auto st = DecodeHello(Encode(hello)).status();
-  EXPECT_NE(st.message().find("token of 4097 bytes exceeds the limit of 4096"),
+  EXPECT_NE(st.message().find("worker_address of 65537 bytes exceeds the limit of 65536"),
             std::string::npos)
       << st.ToString();
 }

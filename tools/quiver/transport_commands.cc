@@ -1,7 +1,8 @@
 // quiver serve / quiver scan: Thallus's scan service over the transport
 // (docs/transport.md). `serve` loads tables into an in-memory DuckDB and
 // answers scans until interrupted; `scan` runs one query there and prints
-// or saves the batches it receives.
+// or saves the batches it receives. Both prove the token to each other in
+// a TLS 1.3 handshake keyed by it: the token never crosses the network.
 #include <unistd.h>
 
 #include <chrono>
@@ -99,6 +100,16 @@ int Serve(Args args) {
         "reaches it run SQL here: give --token-file F (or --insecure-no-token)\n",
         Escape(listen).c_str());
     return kExitBadInput;
+  }
+  if (!token->empty() && token->size() < 16) {
+    // The key is derived from the token: whoever records a handshake may
+    // try guesses offline, as fast as they can hash.
+    std::fprintf(
+        stderr,
+        "quiver: serve: warning: a token of %zu bytes can be guessed offline from "
+        "one recorded connection; use at least 16 random bytes, e.g. "
+        "`head -c 32 /dev/urandom | base64 > token`\n",
+        token->size());
   }
   auto db = duckdb::Database::Open();
   if (!db.ok()) return Fail("serve: DuckDB", db.status());
@@ -243,7 +254,8 @@ int Scan(Args args) {
   std::fprintf(
       stderr, "quiver scan: %lld rows in %lld batches, %.1f MB in %.3f s; bodies: %s\n",
       static_cast<long long>(rows), static_cast<long long>(batches), bytes / 1e6, seconds,
-      from == UINT64_MAX
+      !(*client)->over_ucx() ? "packed (on the TLS stream)"
+      : from == UINT64_MAX
           ? "packed (tagged sends)"
           : ("addresses (one-sided reads) from " + std::to_string(from >> 10) + " KiB")
                 .c_str());

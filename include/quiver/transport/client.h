@@ -1,15 +1,19 @@
-// The transport client: Thallus's API (init_scan, iterate, finalize) over
-// UCX, reading Arrow's Dissociated IPC protocol (docs/transport.md).
+// The transport client: Thallus's API (init_scan, iterate, finalize),
+// reading Arrow's Dissociated IPC protocol (docs/transport.md).
 //
-// On Connect the client measures, on its own endpoint, whether a one-sided
-// read of a body beats having the server send it, and from what size (the
-// crossover): on shared memory (UCX's cma transport) reads win from tens of
-// KiB; on TCP, where UCX emulates reads with messages, they never do, and
-// every body comes as a tagged send.
+// Connect opens a TCP connection to the server and a TLS 1.3 session on it,
+// authenticated by a pre-shared key (the token's, or a ticket's); a server
+// without the key refuses the handshake. Where both processes are on one
+// host, the data then moves over UCX's shared memory, and the client
+// measures on its own endpoint whether a one-sided read of a body beats
+// having the server send it, and from what size (the crossover): reads of
+// the server's pool win from tens of KiB. Anywhere else the data comes on
+// the TLS stream, every body packed.
 //
 // Batches land in the MemoryPool the caller chooses (a Quiver region's pool
 // to land them in cluster memory). A Client is used by one thread at a time;
-// the batches it returns may go to any thread.
+// the batches it returns may go to any thread. Connect fails with
+// Unauthenticated when the server refused the key.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +33,10 @@ enum class BodyMode : int8_t {
 };
 
 struct ClientOptions {
+  // The server's token; ignored when `ticket_identity` is set.
   std::string token;
+  // A ticket (Server::AddTicket, handed over by the server's owner).
+  std::string ticket_identity, ticket_secret;
   // Longest wait for the server at any step.
   int64_t timeout_ms = 30000;
   // Where batches land; null: the default pool.
@@ -38,8 +45,9 @@ struct ClientOptions {
   BodyMode bodies = BodyMode::kMeasure;
   // A body larger than this (type 0) or spanning more (type 1) is refused.
   uint64_t max_body_bytes = uint64_t{1} << 30;
-  // UCX transports to use (UCX_TLS's syntax, e.g. "tcp"); empty: UCX's
-  // choice (UCX_TLS if set).
+  // UCX transports to use with a server on this host (UCX_TLS's syntax);
+  // empty: UCX_TLS, else all; only transports of one host are ever used,
+  // so "tcp" means the data always comes on the TLS stream.
   std::string ucx_transports;
 };
 
@@ -70,9 +78,8 @@ class Client {
   Result<ServerStats> Stats();
   // Bodies at least this large come as addresses; UINT64_MAX: never.
   uint64_t addresses_from() const;
-  // The same for batches the server holds in memory it serves in place
-  // (a node's regions), where a read saves the server a copy.
-  uint64_t in_place_from() const;
+  // The data moves over UCX (else on the TLS stream).
+  bool over_ucx() const;
 
   class Impl;
 

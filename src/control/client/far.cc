@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "control/client/core.h"
-#include "control/tls/credentials.h"
+#include "control/client/link.h"
+#include "quiver_rpc/control.pb.h"
 
 namespace quiver::control::client {
 
@@ -40,6 +41,19 @@ RecordBatchPtr HoldWith(const RecordBatchPtr& batch, std::shared_ptr<const void>
   std::vector<ArrayDataPtr> columns;
   for (const auto& c : batch->column_data()) columns.push_back(Rewrap(c, h));
   return RecordBatch::Make(batch->schema(), batch->num_rows(), std::move(columns));
+}
+
+Result<std::unique_ptr<transport::Client>> ConnectToHomeTransport(
+    Link* link, const std::string& transport_address, transport::ClientOptions options,
+    int call_timeout_ms) {
+  wire::TransferConnectReply ticket;
+  QUIVER_RETURN_NOT_OK(link->Call(rpc::Method::kTransferConnect,
+                                  wire::TransferConnectRequest(), &ticket,
+                                  call_timeout_ms));
+  options.token.clear();
+  options.ticket_identity = ticket.identity();
+  options.ticket_secret = ticket.secret();
+  return transport::Client::Connect(transport_address, std::move(options));
 }
 
 FarReader::FarReader(Core* core, memory::RemoteAllocator* allocator)
@@ -83,9 +97,6 @@ Result<std::vector<RecordBatchPtr>> FarReader::Fetch(
   Home* home = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (token_.empty()) {
-      QUIVER_ASSIGN_OR_RAISE(token_, ReadTransportToken(cfg.credentials));
-    }
     auto& slot = homes_[home_id];
     if (slot == nullptr) slot = std::make_unique<Home>();
     home = slot.get();
@@ -95,19 +106,15 @@ Result<std::vector<RecordBatchPtr>> FarReader::Fetch(
     std::lock_guard<std::mutex> lock(home->mu);
     for (int attempt = 0;; ++attempt) {
       if (home->client == nullptr) {
-        transport::ClientOptions co;
-        {
-          std::lock_guard<std::mutex> token_lock(mu_);
-          co.token = token_;
+        Link* link = core_->link(home_id);
+        if (link == nullptr) {
+          return Status::Invalid("chunk home ", home_id, " is not in the config");
         }
+        transport::ClientOptions co;
         co.timeout_ms = core_->options().call_timeout_ms;
         co.pool = &pool_;
-        // A chunk served in place comes as one body: as large as it is,
-        // bounded by the region it must land in.
-        if (const memory::NodeConfig* own = cfg.FindNode(core_->node())) {
-          co.max_body_bytes = std::max(co.max_body_bytes, own->size);
-        }
-        auto client = transport::Client::Connect(node->transport, co);
+        auto client = ConnectToHomeTransport(link, node->transport, co,
+                                             core_->options().call_timeout_ms);
         if (!client.ok()) {
           return client.status().WithContext("reaching node " + std::to_string(home_id) +
                                              "'s transport at " + node->transport);

@@ -4,6 +4,9 @@
 // which serves each chunk as dataset "chunk:<id>", and land in this node's
 // own region, allocated for this client's session there: the copy is freed
 // when its last array goes, and by the node's daemon if this process dies.
+// The transport connection to a home is opened with a ticket the home gave
+// this client's session there (TransferConnect, over the session's mutual
+// TLS link): it lives and dies with that session.
 //
 // Thread-safe: one scan per home at a time (a transport client iterates one
 // scan at a time), several homes at once.
@@ -24,6 +27,15 @@
 namespace quiver::control::client {
 
 class Core;
+class Link;
+
+// A transport client of node `transport_address`'s daemon, opened with a
+// ticket asked for on `link` (a session with that daemon): Unavailable if
+// the daemon serves no transport, the transport's own errors otherwise.
+// Blocks the calling thread; any thread may call it.
+Result<std::unique_ptr<transport::Client>> ConnectToHomeTransport(
+    Link* link, const std::string& transport_address, transport::ClientOptions options,
+    int call_timeout_ms);
 
 class FarReader {
  public:
@@ -48,8 +60,7 @@ class FarReader {
 
   Core* core_;
   memory::RemoteMemoryPool pool_;
-  std::mutex mu_;  // the two below
-  std::string token_;
+  std::mutex mu_;  // homes_
   std::map<uint32_t, std::unique_ptr<Home>> homes_;
 };
 

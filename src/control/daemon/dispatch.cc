@@ -10,6 +10,7 @@
 
 #include "control/daemon/log.h"
 #include "control/daemon/node.h"
+#include "control/daemon/transfer.h"
 
 namespace quiver::control::daemon {
 
@@ -52,6 +53,7 @@ Result<std::shared_ptr<const Routes>> MakeRoutes(
   add(Method::kGetState, HandleGetState, kAnyone);
   add(Method::kSyncWait, HandleSyncWait, kClients);
   add(Method::kWaitAllOnline, HandleWaitAllOnline, kClients);
+  add(Method::kTransferConnect, HandleTransferConnect, kClients);
   add(Method::kHeartbeat, HandleHeartbeat, kDaemon);
   add(Method::kFlush, HandleFlush, kDaemon);
   add(Method::kReplicaPut, HandleReplicaPut, kDaemon);
@@ -105,6 +107,7 @@ const char* MethodName(uint8_t method) {
     QUIVER_METHOD_NAME(GetState)
     QUIVER_METHOD_NAME(SyncWait)
     QUIVER_METHOD_NAME(WaitAllOnline)
+    QUIVER_METHOD_NAME(TransferConnect)
     QUIVER_METHOD_NAME(Heartbeat)
     QUIVER_METHOD_NAME(Flush)
     QUIVER_METHOD_NAME(ReplicaPut)

@@ -1,23 +1,32 @@
 // The node's tables for nodes outside its memory group: a transport server
 // (src/transport/) whose only "query" is one published chunk.
 //
+// Who may connect: a client session of this daemon, authenticated by the
+// control plane's mutual TLS (or the node's socket), asks TransferConnect
+// and gets a ticket, a pre-shared key good for one transport connection;
+// the transport's TLS handshake proves it. No cluster-wide secret exists,
+// and nothing a peer sends reaches UCX before that handshake.
+//
 // A reader on a node that cannot map this node's region asks for dataset
 // "chunk:<id>" with an empty query. The chunk must be registered here and
 // not local-only, and every region its buffers use must be mapped here (the
 // reader asks a node of the chunk's own memory group: its home). For the
-// scan's duration the chunk's objects in this node's region are pinned by
-// the daemon's own session, so an unpublish and free cannot pull the memory
-// away mid-read; the batch is decoded from its descriptor over the mapped
-// regions and fully validated (its offsets are read before anyone copies
-// them), then handed to the server whole: to a reader of addresses it goes
-// as its own buffers' addresses in the regions (registered once, when the
-// server starts), and the pin lasts until the reader freed them; to others
-// it goes in packed bodies of up to kBodyBytes.
+// scan's duration the chunk's objects in this node's region are pinned for
+// the reader's own session, so an unpublish and free cannot pull the memory
+// away mid-read, and the session's end releases them with everything else
+// it held (its transport connections are closed then too); the batch is
+// decoded from its descriptor over the mapped regions and fully validated
+// (its offsets are read before anyone copies them), then copied by the
+// server into its pool, in bodies of up to kBodyBytes. No region is
+// registered with UCX: no reader gets a key to this node's memory.
+#include "control/daemon/transfer.h"
+
 #include <charconv>
+#include <memory>
 
 #include "control/daemon/log.h"
 #include "control/daemon/node.h"
-#include "control/tls/credentials.h"
+#include "control/rpc/wire.h"
 #include "quiver/control/descriptor.h"
 
 namespace quiver::control::daemon {
@@ -30,10 +39,12 @@ constexpr std::string_view kChunkPrefix = "chunk:";
 // of them.
 constexpr uint64_t kBodyBytes = uint64_t{16} << 20;
 constexpr uint64_t kPoolBytes = uint64_t{96} << 20;
+// How long a ticket waits for its connection.
+constexpr uint32_t kTicketMs = 10000;
 
-// The daemon's pin on a chunk's objects, released when the last buffer of
-// the batch decoded over them goes: a body served in place outlives the
-// scan that sent it until the client frees its addresses.
+// The reader's pin on a chunk's objects (taken for its session), released
+// when the last buffer of the batch decoded over them goes, or with the
+// session.
 struct ChunkPin {
   Node* node;
   SessionId session;
@@ -59,6 +70,9 @@ Result<uint64_t> ParseChunkId(const std::string& dataset) {
 Result<std::shared_ptr<RecordBatchReader>> ServeChunk(Node* node, SessionId session,
                                                       const std::string& sql,
                                                       const std::string& dataset) {
+  if (session == 0) {
+    return Status::PermissionDenied("a transport connection without a client session");
+  }
   if (!sql.empty()) {
     return Status::Invalid(
         "a Quiver node's transport runs no queries: ask for a chunk "
@@ -102,38 +116,62 @@ Result<std::shared_ptr<RecordBatchReader>> ServeChunk(Node* node, SessionId sess
   return reader;
 }
 
+// When a client session ends, so do its tickets and transport connections
+// (their scans end, their blocks go back to the pool).
+class TransferSessions final : public Service {
+ public:
+  explicit TransferSessions(Node* node) : node_(node) {}
+  void SessionClosed(SessionId session) override {
+    if (node_->transfer != nullptr) node_->transfer->DropOwner(session);
+  }
+
+ private:
+  Node* node_;
+};
+
 }  // namespace
 
+void HandleTransferConnect(Node& node, const CallPtr& call, std::string_view payload) {
+  auto req = ParseMessage<wire::TransferConnectRequest>(payload);
+  if (!req.ok()) return call->Fail(req.status());
+  const SessionId session = call->state().session;
+  if (session == 0) {
+    return call->Fail(Status::PermissionDenied("TransferConnect needs a client session"));
+  }
+  if (node.stopping) return call->Fail(Status::Unavailable("the daemon is stopping"));
+  if (node.transfer == nullptr) {
+    return call->Fail(
+        Status::Unavailable("node ", node.id,
+                            " serves no transport: give it a `transport` address in the "
+                            "cluster file"));
+  }
+  const transport::Ticket ticket = node.transfer->AddTicket(session, kTicketMs);
+  wire::TransferConnectReply rep;
+  rep.set_identity(ticket.identity);
+  rep.set_secret(ticket.secret);
+  rep.set_ttl_ms(kTicketMs);
+  call->Reply(rep);
+}
+
 Status StartTransfer(Node* node) {
-  const auto& cfg = node->config;
-  QUIVER_ASSIGN_OR_RAISE(std::string token, ReadTransportToken(cfg.credentials));
-  SessionInfo self;
-  self.identity.cluster = cfg.name;
-  self.identity.role = PeerRole::kDaemon;
-  self.identity.node = node->id;
-  self.local = true;
-  self.system = true;
-  QUIVER_ASSIGN_OR_RAISE(const SessionId session, node->catalogue->OpenSession(self));
   transport::ServerOptions so;
   so.listen = node->self->transport;
-  so.token = std::move(token);
+  so.auth = transport::ServerOptions::Auth::kTickets;
   so.pool_size = kPoolBytes;
   so.max_batch_bytes = kBodyBytes;
-  // Readers that read addresses (cma here, RDMA elsewhere) get a chunk's
-  // buffers straight from the regions: the only copy is their read.
-  for (memory::RegionMapping* r : node->map->regions()) {
-    so.in_place.push_back({r->data(), r->data_size()});
-  }
   auto server = transport::Server::Start(
-      so, [node, session](const std::string& sql, const std::string& dataset) {
-        return ServeChunk(node, session, sql, dataset);
+      so, [node](const std::string& sql, const std::string& dataset, uint64_t owner) {
+        return ServeChunk(node, owner, sql, dataset);
       });
   if (!server.ok()) {
     return server.status().WithContext("serving tables over the transport on " +
                                        node->self->transport);
   }
   node->transfer = std::move(*server);
-  Log("serving tables to nodes outside memory group '%s' on %s (UCX)",
+  // Runs before the engine serves its first request: the list is not yet
+  // read by any other thread.
+  node->services.push_back(std::make_unique<TransferSessions>(node));
+  Log("serving tables to nodes outside memory group '%s' on %s (TLS, tickets)",
       node->self->memory.c_str(), node->self->transport.c_str());
   return Status::OK();
 }

@@ -37,6 +37,10 @@ enum class Method : uint8_t {
   kSyncWait = 42,       // SyncWaitRequest -> Empty
   kWaitAllOnline = 43,  // WaitAllOnlineRequest -> Empty
 
+  // Rows of another memory group (clients, at a chunk's home): a key to
+  // the home's transport for this session.
+  kTransferConnect = 50,  // TransferConnectRequest -> TransferConnectReply
+
   // The object store (proto/quiver/store.proto), served by the store
   // layer's service (src/store/daemon/).
   kStoreCreate = 70,    // StoreCreateRequest -> StoreCreateReply, at the home
