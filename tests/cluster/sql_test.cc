@@ -298,10 +298,9 @@ TEST_F(SqlTest, FilesAndExtensionsAreOffUnlessAllowed) {
   EXPECT_EQ(CsvBody(read.out).substr(0, 3), "42\r") << read.out;
   // Extensions are neither installed nor loaded behind a query's back with
   // files allowed either, and the settings stay locked.
-  Ran settings =
-      Sql({"--allow-files", "--format", "csv",
-           "SELECT current_setting('autoinstall_known_extensions') AS i, "
-           "current_setting('autoload_known_extensions') AS l"});
+  Ran settings = Sql({"--allow-files", "--format", "csv",
+                      "SELECT current_setting('autoinstall_known_extensions') AS i, "
+                      "current_setting('autoload_known_extensions') AS l"});
   EXPECT_EQ(settings.code, 0) << settings.out;
   EXPECT_EQ(CsvBody(settings.out).substr(0, 11), "false,false") << settings.out;
   EXPECT_EQ(Sql({"--allow-files", "SET autoload_known_extensions = true"}).code, 1);

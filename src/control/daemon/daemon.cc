@@ -171,11 +171,13 @@ void Shutdown(Node* node) {
   if (node->stopping.exchange(true)) return;
   Log("shutting down");
   for (auto& s : node->services) s->Stopping();
-  node->transfer.reset();  // its scans release their pins in the catalogue
   if (node->peers) node->peers->Stop();
   if (node->waiters)
     node->waiters->FailAll(Status::Unavailable("the daemon is stopping"));
   if (node->engine) node->engine->Stop();
+  // After the engine: no TransferConnect can reach a freed server. Its
+  // scans release their pins in the catalogue.
+  node->transfer.reset();
   if (node->workers) node->workers->Stop();
   if (node->map) {
     Status st = node->map->Close();

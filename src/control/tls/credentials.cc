@@ -152,9 +152,6 @@ Status CheckClusterName(const std::string& cluster) {
 
 std::string CaCertPath(const std::string& dir) { return Join(dir, "ca.crt"); }
 std::string CaKeyPath(const std::string& dir) { return Join(dir, "ca.key"); }
-std::string TransportTokenPath(const std::string& dir) {
-  return Join(dir, "transport.key");
-}
 
 std::string CertPath(const std::string& dir, PeerRole role, uint32_t node) {
   return Join(dir, std::string(PeerRoleName(role)) + "-" + std::to_string(node) + ".crt");
@@ -258,18 +255,6 @@ Result<std::string> ReadCredentialFile(const std::string& path, bool secret,
   }
   QUIVER_RETURN_NOT_OK(CheckCredentialStat(path, st, secret, max_bytes));
   return ReadAll(fd.get(), path, max_bytes);
-}
-
-Result<std::string> ReadTransportToken(const std::string& dir) {
-  const std::string path = TransportTokenPath(dir);
-  QUIVER_ASSIGN_OR_RAISE(std::string text, ReadCredentialFile(path, true, 1024));
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  if (text.size() < 32) {
-    return Status::Invalid("the transport token in '", path, "' has ", text.size(),
-                           " characters; at least 32 are needed (`quiver cluster init` "
-                           "writes 64)");
-  }
-  return text;
 }
 
 // ---------------------------------------------------------------------------
@@ -431,17 +416,6 @@ Status MakeAllFiles(const std::string& cluster, const std::vector<uint32_t>& nod
   QUIVER_ASSIGN_OR_RAISE(OsslPtr<X509> ca,
                          MakeCaCertificate(cluster, ca_key.get(), days));
   QUIVER_RETURN_NOT_OK(AddPair(files, "ca", ca.get(), ca_key.get()));
-  // The transport's token: 32 random bytes in hex.
-  unsigned char secret[32];
-  if (RAND_bytes(secret, sizeof(secret)) != 1) return TlsFailure("random token");
-  static const char kDigits[] = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : secret) {
-    token += kDigits[b >> 4];
-    token += kDigits[b & 15];
-  }
-  OPENSSL_cleanse(secret, sizeof(secret));
-  files->push_back({"transport.key", token + "\n", 0600});
   for (uint32_t node : nodes) {
     for (PeerRole role : {PeerRole::kDaemon, PeerRole::kClient}) {
       const PeerIdentity id{cluster, role, node};

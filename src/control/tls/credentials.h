@@ -60,9 +60,6 @@ Status CheckClusterName(const std::string& cluster);
 // File names inside a credentials directory.
 std::string CaCertPath(const std::string& dir);  // dir/ca.crt
 std::string CaKeyPath(const std::string& dir);   // dir/ca.key
-// dir/transport.key: the token every node's transport server asks of the
-// clients of nodes outside its memory group (docs/transport.md).
-std::string TransportTokenPath(const std::string& dir);
 // dir/daemon-3.crt, dir/client-3.crt
 std::string CertPath(const std::string& dir, PeerRole role, uint32_t node);
 // dir/daemon-3.key, dir/client-3.key
@@ -111,9 +108,5 @@ Result<std::string> ReadCredentialFile(const std::string& path, bool secret,
 // process's effective uid or by root, writable by no one else
 // (PermissionDenied naming it and its mode or owner).
 Status CheckCredentialDir(const std::string& dir);
-
-// The transport token of the credentials in `dir` (read as a secret, at
-// least 32 characters, without its line end).
-Result<std::string> ReadTransportToken(const std::string& dir);
 
 }  // namespace quiver::control
