@@ -68,6 +68,15 @@ Result<std::map<uint32_t, std::vector<BufferRange>>> ByOwner(
   return out;
 }
 
+// The chunks of `name` as `own` (this node's daemon) holds them, without
+// pinning anything: who holds a name, where its homes are.
+Status LookupUnpinned(Link* own, const std::string& name, int timeout_ms,
+                      wire::LookupReply* found) {
+  wire::LookupRequest look;
+  look.set_name(name);
+  return own->Call(control::rpc::Method::kLookup, look, found, timeout_ms);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
@@ -197,12 +206,9 @@ Status Client::PublishBatches(const std::vector<RecordBatchPtr>& batches,
   for (int attempt = 0;; ++attempt) {
     Status st = PublishOnce(batches, name, options);
     if (!st.IsAlreadyExists() || attempt == kRetries) return st;
-    wire::LookupRequest look;
-    look.set_name(name);
     wire::LookupReply found;
-    Status held =
-        core_->link(options_.node)
-            ->Call(control::rpc::Method::kLookup, look, &found, options_.call_timeout_ms);
+    Status held = LookupUnpinned(core_->link(options_.node), name,
+                                 options_.call_timeout_ms, &found);
     if (!held.IsNotFound()) return st;  // taken (or this node cannot tell)
     if (!random) random.emplace(std::random_device{}());
     std::uniform_int_distribution<int> pause_us(500, 4000 << attempt);
@@ -328,12 +334,9 @@ Status Client::Unpublish(const std::string& name) {
   // knows them all) must all answer, or nothing is removed.
   std::set<uint32_t> homes;
   {
-    wire::LookupRequest look;
-    look.set_name(name);
     wire::LookupReply found;
-    Status st =
-        core_->link(options_.node)
-            ->Call(control::rpc::Method::kLookup, look, &found, options_.call_timeout_ms);
+    Status st = LookupUnpinned(core_->link(options_.node), name, options_.call_timeout_ms,
+                               &found);
     if (!st.ok() && !st.IsNotFound()) return st;
     for (const auto& c : found.chunks()) {
       if (!c.local_only()) homes.insert(c.home());
