@@ -231,6 +231,26 @@ BENCHMARK(BM_Publish)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
+// Unpublish is all or nothing across homes: a look-up at this node, a check
+// at every node (in parallel), then the removal at the homes, which tell
+// their peers before answering. Beside BM_Ping_local_unix and
+// BM_Ping_peer_tcp, the round trips it is made of.
+void BM_Unpublish(benchmark::State& state) {
+  auto made = TableOf(1 << 20);
+  if (!made.ok()) return state.SkipWithError(made.status().ToString().c_str());
+  int i = 0;
+  for (auto _ : state) {
+    const std::string name = "unpub-" + std::to_string(i++);
+    Status st = g_client->Publish(*made, name);
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+    auto t0 = Clock::now();
+    st = g_client->Unpublish(name);
+    state.SetIterationTime(Seconds(Clock::now() - t0));
+    if (!st.ok()) return state.SkipWithError(st.ToString().c_str());
+  }
+}
+BENCHMARK(BM_Unpublish)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 void BM_SendTableFull(benchmark::State& state) {
   auto made = TableOf(state.range(0));
   if (!made.ok()) return state.SkipWithError(made.status().ToString().c_str());
