@@ -176,6 +176,9 @@ const MessageType kMessages[] = {
     {"StoreReserveRequest", Parse<wire::StoreReserveRequest>},
     {"StoreReserveReply", Parse<wire::StoreReserveReply>},
     {"StoreStatusReply", Parse<wire::StoreStatusReply>},
+    // Appended likewise: the transport's tickets.
+    {"TransferConnectRequest", Parse<wire::TransferConnectRequest>},
+    {"TransferConnectReply", Parse<wire::TransferConnectReply>},
 };
 constexpr size_t kNumMessages = sizeof(kMessages) / sizeof(kMessages[0]);
 constexpr uint8_t kFirstMessage = 3;
@@ -226,6 +229,9 @@ ParseFn ForFrame(rpc::FrameKind kind, uint8_t method) {
       return request ? Parse<wire::SyncWaitRequest> : Parse<wire::Empty>;
     case M::kWaitAllOnline:
       return request ? Parse<wire::WaitAllOnlineRequest> : Parse<wire::Empty>;
+    case M::kTransferConnect:
+      return request ? Parse<wire::TransferConnectRequest>
+                     : Parse<wire::TransferConnectReply>;
     case M::kHeartbeat:
       return request ? Parse<wire::HeartbeatRequest> : Parse<wire::HeartbeatReply>;
     case M::kFlush:
