@@ -66,5 +66,31 @@ TEST(PinCacheTest, DropsTheStaleEntriesOfOneHomeOnly) {
   EXPECT_EQ(cache.Homes(), std::vector<uint32_t>{0});
 }
 
+// DropStale skips a home whose entries are all good without looking at
+// them (a cached Get calls it for every home): the bookkeeping behind that
+// must follow replacements, evictions and erasures.
+TEST(PinCacheTest, StaleEntriesAreFoundAfterReplacementsAndEvictions) {
+  PinCache cache(100, 100);
+  cache.Put(Id(0), Of(0, 10, 5));
+  cache.DropStale(0, 5, 7);  // all good: nothing dropped
+  EXPECT_TRUE(cache.Find(Id(0)));
+  cache.Put(Id(0), Of(0, 10, 6));  // replaced under epoch 6
+  cache.Put(Id(1), Of(0, 10, 5));
+  cache.DropStale(0, 6, 7);
+  EXPECT_TRUE(cache.Find(Id(0)));
+  EXPECT_FALSE(cache.Find(Id(1)));
+  // Entries of epoch 6 pushed out by newer ones: an epoch-7 home drops
+  // none of the newer ones, and the evicted ones leave no count behind.
+  for (int i = 2; i < 12; ++i) cache.Put(Id(i), Of(0, 10, 7));
+  EXPECT_EQ(cache.size(), 10u);
+  EXPECT_FALSE(cache.Find(Id(0)));
+  cache.DropStale(0, 7, 7);
+  EXPECT_EQ(cache.size(), 10u);
+  cache.Erase({Id(2)});
+  cache.DropStale(0, 8, 7);
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_TRUE(cache.Homes().empty());
+}
+
 }  // namespace
 }  // namespace quiver::store

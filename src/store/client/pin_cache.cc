@@ -48,9 +48,22 @@ std::vector<std::optional<PinCache::Entry>> PinCache::FindAll(
   return out;
 }
 
+void PinCache::CountLocked(const Entry& e, int64_t delta) {
+  auto& at_home = epochs_[e.home];
+  const Epochs key{e.store_epoch, e.link_epoch};
+  if (delta > 0) {
+    ++at_home[key];
+    return;
+  }
+  auto it = at_home.find(key);
+  if (it != at_home.end() && --it->second == 0) at_home.erase(it);
+  if (at_home.empty()) epochs_.erase(e.home);
+}
+
 void PinCache::EraseLocked(const ObjectId& id, std::vector<Entry>* out) {
   auto it = slots_.find(id);
   if (it == slots_.end()) return;
+  CountLocked(it->second.entry, -1);
   bytes_ -= it->second.bytes;
   UnlinkLocked(&it->second);
   out->push_back(std::move(it->second.entry));
@@ -76,11 +89,13 @@ void PinCache::PutAll(std::vector<std::pair<ObjectId, Entry>> entries) {
     auto [it, inserted] = slots_.try_emplace(id);
     Slot& slot = it->second;
     if (!inserted) {
+      CountLocked(slot.entry, -1);
       bytes_ -= slot.bytes;
       UnlinkLocked(&slot);
       dropped.push_back(std::move(slot.entry));
     }
     slot.entry = std::move(e);
+    CountLocked(slot.entry, +1);
     slot.bytes = bytes;
     slot.id = &it->first;
     PushNewestLocked(&slot);
@@ -100,6 +115,12 @@ void PinCache::Erase(const std::vector<ObjectId>& ids) {
 void PinCache::DropStale(uint32_t home, uint64_t store_epoch, uint64_t link_epoch) {
   std::vector<Entry> dropped;
   std::lock_guard<std::mutex> lock(mu_);
+  auto at_home = epochs_.find(home);
+  if (at_home == epochs_.end()) return;
+  const auto& counts = at_home->second;
+  if (counts.size() == 1 && counts.begin()->first == Epochs{store_epoch, link_epoch}) {
+    return;  // every entry of the home is good
+  }
   for (auto it = slots_.begin(); it != slots_.end();) {
     const Entry& e = it->second.entry;
     auto next = std::next(it);

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -81,6 +82,12 @@ class PinCache {
   // Removes `id`'s slot; its pin goes when `out` is destroyed (outside the
   // lock).
   void EraseLocked(const ObjectId& id, std::vector<Entry>* out);
+  // How many entries each home has under each pair of epochs (store, link):
+  // DropStale looks at the slots only when a home has entries under other
+  // epochs than the ones it is given (a Get calls it for every home it
+  // answers from the cache).
+  using Epochs = std::pair<uint64_t, uint64_t>;
+  void CountLocked(const Entry& e, int64_t delta);
 
   const uint64_t limit_, max_object_;
   mutable std::mutex mu_;
@@ -88,6 +95,7 @@ class PinCache {
   Slot* newest_ = nullptr;
   Slot* oldest_ = nullptr;
   uint64_t bytes_ = 0;
+  std::unordered_map<uint32_t, std::map<Epochs, size_t>> epochs_;
 };
 
 }  // namespace quiver::store
