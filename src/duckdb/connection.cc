@@ -245,4 +245,23 @@ void KeepFreedMemory() {
 std::string QuoteIdentifier(std::string_view name) { return Quote(name, '"'); }
 std::string QuoteLiteral(std::string_view text) { return Quote(text, '\''); }
 
+Status LockDown(Connection* conn, bool allow_files) {
+  std::vector<const char*> settings = {"SET autoinstall_known_extensions = false",
+                                       "SET autoload_known_extensions = false",
+                                       "SET allow_community_extensions = false"};
+  if (!allow_files) settings.push_back("SET enable_external_access = false");
+  settings.push_back("SET lock_configuration = true");
+  for (const char* sql : settings) {
+    QUIVER_RETURN_NOT_OK(conn->Execute(sql).WithContext(sql));
+  }
+  return Status::OK();
+}
+
+bool RefusedByLockDown(const Status& st) {
+  const std::string& m = st.message();
+  return m.find("disabled through configuration") != std::string::npos ||
+         m.find("disabled by configuration") != std::string::npos ||
+         m.find("configuration has been locked") != std::string::npos;
+}
+
 }  // namespace quiver::duckdb

@@ -133,6 +133,18 @@ constexpr const char* kLoadSettings =
 // the next allocation. Process-wide; for tools that stream large results.
 void KeepFreedMemory();
 
+// What DuckDB may reach beyond the tables Quiver gives it, for every
+// DuckDB that runs queries of users (`quiver sql`, Client.sql in Python,
+// `quiver serve`; docs/sql.md "What a query may touch"): no extension
+// installed or loaded behind a query's back (no network), no file read or
+// written unless `allow_files` (read_csv, COPY, ATTACH...), and the
+// configuration locked so that no query turns either back on. Run it on a
+// connection before any user's statement; it holds for the whole database.
+Status LockDown(Connection* conn, bool allow_files);
+// Whether `st` is DuckDB refusing what LockDown turned off (the caller then
+// says how to allow files).
+bool RefusedByLockDown(const Status& st);
+
 // `name` as a double-quoted SQL identifier.
 std::string QuoteIdentifier(std::string_view name);
 // `text` as a single-quoted SQL string literal (file names in COPY, read_csv).

@@ -24,23 +24,6 @@ constexpr const char* kUsage =
     "usage: quiver sql [--node N] [--dir D] [--format table|csv|json|arrow] "
     "[--publish NAME] [--allow-files] [QUERY]\n";
 
-// What DuckDB may reach beyond the cluster's tables. By default nothing:
-// no file read or written (read_csv, COPY, ATTACH, ...), no extension
-// installed or loaded behind the query's back (no network), and the
-// settings locked so a query cannot turn any of it back on. `--allow-files`
-// lets DuckDB read and write files as this user (extensions stay off).
-Status LockDown(duckdb::Connection* conn, bool allow_files) {
-  std::vector<const char*> settings = {"SET autoinstall_known_extensions = false",
-                                       "SET autoload_known_extensions = false",
-                                       "SET allow_community_extensions = false"};
-  if (!allow_files) settings.push_back("SET enable_external_access = false");
-  settings.push_back("SET lock_configuration = true");
-  for (const char* sql : settings) {
-    QUIVER_RETURN_NOT_OK(conn->Execute(sql).WithContext(sql));
-  }
-  return Status::OK();
-}
-
 // DuckDB over the published tables of the cluster, as one node sees them.
 class SqlSession {
  public:
@@ -194,10 +177,7 @@ class SqlSession {
     }
     text += Escape(st.message().substr(at));
     std::fprintf(stderr, "quiver: sql: %s\n", text.c_str());
-    const std::string& m = st.message();
-    if (m.find("disabled through configuration") != std::string::npos ||
-        m.find("disabled by configuration") != std::string::npos ||
-        m.find("configuration has been locked") != std::string::npos) {
+    if (duckdb::RefusedByLockDown(st)) {
       std::fprintf(stderr,
                    "quiver: sql: by default a query reaches only the cluster's tables, "
                    "no file, extension or setting; --allow-files lets it read and write "
@@ -254,7 +234,7 @@ int SqlCommand(const Args& in) {
   if (!db.ok()) return Fail("sql: DuckDB", db.status(), kExitFailed);
   auto conn = duckdb::Connection::Open(*db);
   if (!conn.ok()) return Fail("sql: DuckDB", conn.status(), kExitFailed);
-  Status locked = LockDown(conn->get(), allow_files);
+  Status locked = duckdb::LockDown(conn->get(), allow_files);
   if (!locked.ok()) return Fail("sql: DuckDB", locked, kExitFailed);
   SqlSession session(std::move(attached->client), std::move(*conn), *format);
   Status st = session.RegisterTables();

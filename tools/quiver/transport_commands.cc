@@ -131,11 +131,9 @@ int Serve(Args args) {
     names.insert(name);
   }
   // Clients run any SQL: from here on it reaches only the loaded tables,
-  // never the server's files or settings.
-  for (const char* sql :
-       {"SET enable_external_access = false", "SET lock_configuration = true"}) {
-    Status st = (*conn)->Execute(sql);
-    if (!st.ok()) return Fail("serve: DuckDB", st);
+  // never the server's files, settings or extensions.
+  if (Status st = duckdb::LockDown(conn->get(), /*allow_files=*/false); !st.ok()) {
+    return Fail("serve: DuckDB", st);
   }
   std::shared_ptr<duckdb::Database> database = *db;
   transport::QueryRunner runner =
