@@ -27,6 +27,9 @@ debian_packages=(
   iproute2 procps                                    # multi-process tests
   gnuplot-nox                                        # quiver bench plots
   g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu    # compile the other flush paths
+  python3-dev pybind11-dev python3-pybind11          # the quiver Python package
+  python3-numpy python3-pandas python3-pytest        # ... its zero-copy views and tests
+  python3-pip python3-setuptools python3-wheel       # ... pip install, offline
 )
 
 missing=()
