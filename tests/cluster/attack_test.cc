@@ -36,7 +36,7 @@ using testing::RawSession;
 using testing::StartCluster;
 using testing::UsedBytes;
 
-RecordBatchPtr Int64Batch(MemoryPool* pool, int64_t n) {
+RecordBatchPtr RowIdBatch(MemoryPool* pool, int64_t n) {
   Int64Builder b(pool);
   EXPECT_TRUE(b.Reserve(n).ok());
   for (int64_t i = 0; i < n; ++i) b.UnsafeAppend(i);
@@ -63,7 +63,7 @@ class AttackTest : public ::testing::Test {
     ASSERT_NE(cluster_, nullptr);
     owner_ = ConnectOnline(*cluster_, 0);
     ASSERT_NE(owner_, nullptr);
-    auto batch = Int64Batch(owner_->local_pool(), 200000);
+    auto batch = RowIdBatch(owner_->local_pool(), 200000);
     data_ = reinterpret_cast<uint64_t>(batch->column(0)->data()->buffers[1]->data());
     ASSERT_TRUE(owner_->Publish(batch, "victim").ok());
     reader_ = testing::StartReader(*cluster_, 1, "victim");
@@ -361,7 +361,7 @@ TEST(AttackLimitsTest, PinsBeyondTheCapAreRefused) {
   ASSERT_NE(cluster, nullptr);
   auto owner = ConnectOnline(*cluster, 0);
   ASSERT_NE(owner, nullptr);
-  ASSERT_TRUE(owner->Publish(Int64Batch(owner->local_pool(), 1000), "t").ok());
+  ASSERT_TRUE(owner->Publish(RowIdBatch(owner->local_pool(), 1000), "t").ok());
   auto reader = RawSession::Open(*cluster, 0, PeerRole::kClient, 1);
   ASSERT_NE(reader, nullptr);
   const auto ids = ChunkIds(reader.get(), "t");

@@ -128,4 +128,10 @@ class RawSession {
   std::unique_ptr<control::rpc::Channel> channel_;
 };
 
+// What `quiver demo-read` prints for a demo table of `rows` rows: the sum
+// of its row ids 0..rows-1.
+inline std::string SumsOf(int64_t rows) {
+  return "sums=" + std::to_string(rows * (rows - 1) / 2);
+}
+
 }  // namespace quiver::testing

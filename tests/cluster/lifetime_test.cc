@@ -21,7 +21,7 @@ using testing::StartCluster;
 using testing::UsedBytes;
 
 // Quotas of the whole region: the scribbler can reach every free byte.
-ClusterSpec Spec(int nodes = 3) {
+ClusterSpec LifetimeSpec(int nodes = 3) {
   ClusterSpec spec;
   spec.nodes = nodes;
   spec.limits.session_quota = {1.0, 0};
@@ -42,12 +42,10 @@ void PublishTable(Client* c, uint32_t where, int64_t rows,
   ASSERT_TRUE(c->Drain().ok());
 }
 
-std::string SumsOf(int64_t rows) {
-  return "sums=" + std::to_string(rows * (rows - 1) / 2);
-}
+using testing::SumsOf;
 
 TEST(LifetimeTest, AClientKilledHoldingAllocationsAndPinsLeavesNothing) {
-  auto cluster = StartCluster(Spec());
+  auto cluster = StartCluster(LifetimeSpec());
   ASSERT_NE(cluster, nullptr);
   auto owner = ConnectOnline(*cluster, 0);
   ASSERT_NE(owner, nullptr);
@@ -93,7 +91,7 @@ TEST(LifetimeTest, AClientKilledHoldingAllocationsAndPinsLeavesNothing) {
 }
 
 TEST(LifetimeTest, AReaderInItsOwnPidNamespaceKeepsItsPin) {
-  auto cluster = StartCluster(Spec(2));
+  auto cluster = StartCluster(LifetimeSpec(2));
   ASSERT_NE(cluster, nullptr);
   auto owner = ConnectOnline(*cluster, 0);
   ASSERT_NE(owner, nullptr);
@@ -117,7 +115,7 @@ TEST(LifetimeTest, AReaderInItsOwnPidNamespaceKeepsItsPin) {
 }
 
 TEST(LifetimeTest, AReaderWhoseOwnDaemonDiesKeepsReadingCorrectData) {
-  auto cluster = StartCluster(Spec(3));
+  auto cluster = StartCluster(LifetimeSpec(3));
   ASSERT_NE(cluster, nullptr);
   auto owner = ConnectOnline(*cluster, 0);
   ASSERT_NE(owner, nullptr);
@@ -138,7 +136,7 @@ TEST(LifetimeTest, AReaderWhoseOwnDaemonDiesKeepsReadingCorrectData) {
 }
 
 TEST(LifetimeTest, APublisherThatExitsLeavesItsTableUntilSomeoneUnpublishes) {
-  auto cluster = StartCluster(Spec(3));
+  auto cluster = StartCluster(LifetimeSpec(3));
   ASSERT_NE(cluster, nullptr);
   const int64_t base = UsedBytes(*cluster, 1);
   Child publisher = testing::StartActor(
@@ -167,7 +165,7 @@ TEST(LifetimeTest, APublisherThatExitsLeavesItsTableUntilSomeoneUnpublishes) {
 }
 
 TEST(LifetimeTest, ARefusedFullCopyLeavesNothingBehind) {
-  auto cluster = StartCluster(Spec(2));
+  auto cluster = StartCluster(LifetimeSpec(2));
   ASSERT_NE(cluster, nullptr);
   auto c = ConnectOnline(*cluster, 0);
   ASSERT_NE(c, nullptr);

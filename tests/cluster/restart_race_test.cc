@@ -69,9 +69,7 @@ int64_t SumV(const Table& t) {
   return s;
 }
 
-std::string SumsOf(int64_t rows) {
-  return "sums=" + std::to_string(rows * (rows - 1) / 2);
-}
+using testing::SumsOf;
 
 Result<ClusterStatus> StatusAt(const control::LocalCluster& cluster, uint32_t node) {
   return control::client::QueryClusterStatus(cluster.config().nodes[node], 2000);

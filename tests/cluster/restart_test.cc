@@ -24,7 +24,7 @@ using testing::UsedBytes;
 
 constexpr int kGraceMs = 2000;
 
-ClusterSpec Spec(int nodes = 3) {
+ClusterSpec RestartSpec(int nodes = 3) {
   ClusterSpec spec;
   spec.nodes = nodes;
   spec.limits.session_quota = {1.0, 0};
@@ -50,9 +50,7 @@ void Publish(Client* c, uint32_t where, int64_t rows, const std::string& name,
   ASSERT_TRUE(c->Drain().ok());
 }
 
-std::string SumsOf(int64_t rows) {
-  return "sums=" + std::to_string(rows * (rows - 1) / 2);
-}
+using testing::SumsOf;
 
 // `quiver demo-read` of `name` on `node` sums it to what it should.
 void ExpectReadable(const control::LocalCluster& cluster, uint32_t node,
@@ -68,7 +66,7 @@ class OwnerRestartTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(OwnerRestartTest, TablesAreReadableAgainAndTheirMemoryReturns) {
   const int sig = GetParam();
-  auto cluster = StartCluster(Spec());
+  auto cluster = StartCluster(RestartSpec());
   ASSERT_NE(cluster, nullptr);
   const int64_t base = UsedBytes(*cluster, 0);
   {
@@ -116,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(Signals, OwnerRestartTest, ::testing::Values(SIGKILL, S
 // pin within the grace period, so neither the unpublish nor the end of the
 // grace frees what it reads.
 TEST(RestartTest, AReaderKeepsItsPinAcrossItsOwnersRestart) {
-  auto cluster = StartCluster(Spec());
+  auto cluster = StartCluster(RestartSpec());
   ASSERT_NE(cluster, nullptr);
   const int64_t base = UsedBytes(*cluster, 0);
   {
@@ -151,7 +149,7 @@ TEST(RestartTest, AReaderKeepsItsPinAcrossItsOwnersRestart) {
 // tables (data and descriptors are in the regions), a HugeTable spread
 // over all nodes included; unpublished, their memory comes back.
 TEST(RestartTest, AWholeClusterRestartKeepsPublishedTables) {
-  auto cluster = StartCluster(Spec());
+  auto cluster = StartCluster(RestartSpec());
   ASSERT_NE(cluster, nullptr);
   int64_t base[3];
   for (uint32_t n = 0; n < 3; ++n) base[n] = UsedBytes(*cluster, n);
@@ -193,7 +191,7 @@ TEST(RestartTest, AWholeClusterRestartKeepsPublishedTables) {
 // A node restarted while another homes thousands of chunks pulls the whole
 // list, page by page (one page would exceed the protocol's frame limit).
 TEST(RestartTest, ARestartedPeerPullsALongChunkListByPages) {
-  auto cluster = StartCluster(Spec(2));
+  auto cluster = StartCluster(RestartSpec(2));
   ASSERT_NE(cluster, nullptr);
   constexpr int64_t kBatches = 9000, kRows = 10;
   {
@@ -233,7 +231,7 @@ TEST(RestartTest, ARestartedPeerPullsALongChunkListByPages) {
 // recovery runs to its end, everything nobody claimed is freed, whatever
 // generation left it.
 TEST(RestartTest, QuickRestartsLeaveNoLeftovers) {
-  auto cluster = StartCluster(Spec(2));
+  auto cluster = StartCluster(RestartSpec(2));
   ASSERT_NE(cluster, nullptr);
   const int64_t base = UsedBytes(*cluster, 0);
   {

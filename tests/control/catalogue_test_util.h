@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "common/test_region.h"
 #include "control/catalogue/catalogue.h"
 
@@ -19,9 +20,7 @@ using testing_region::kGranule;
 using testing_region::Region;
 constexpr uint32_t kSelf = 0;  // the node whose region this is
 
-inline bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 class CatalogueTest : public ::testing::Test {
  protected:

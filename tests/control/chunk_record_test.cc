@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "control/catalogue/chunk.h"
 
 namespace quiver::control {
@@ -31,9 +32,7 @@ constexpr size_t kFixed = 80, kFixedV1 = 64;
 constexpr size_t kFlagsAt = 12, kVersionAt = 8, kNameLenAt = 36, kOwnersAt = 56,
                  kDescLenAt = 60;
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 ChunkMeta Sample() {
   ChunkMeta c;

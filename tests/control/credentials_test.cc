@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "control/tls/tls_context.h"
 #include "quiver/memory/cluster_config.h"
 
@@ -29,9 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 mode_t ModeOf(const std::string& path) {
   struct stat st {};

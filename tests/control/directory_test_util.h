@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "control/catalogue/directory.h"
 #include "control/catalogue/object_tag.h"
 #include "control/catalogue/session_pool.h"
@@ -33,9 +34,7 @@ constexpr uint64_t kGranule = 64;
 constexpr uint64_t kRegionSize = 32ULL << 20;
 constexpr uint64_t kBases[2] = {0x5a0000000000ULL, 0x5a0100000000ULL};
 
-inline bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 // One node's region at its fixed base: allocator metadata first, data after.
 class FixedRegion {

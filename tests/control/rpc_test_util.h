@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "control/local_cluster.h"
 #include "control/rpc/channel.h"
 #include "control/rpc/engine.h"
@@ -49,9 +50,7 @@ constexpr uint8_t kPark = 2;    // parked; the test answers later
 constexpr uint8_t kFail = 3;    // payload: code byte + message; fails with it
 constexpr uint8_t kSilent = 4;  // never answered
 
-inline bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 // Polls `done` until it holds or `limit` passes.
 inline bool Eventually(const std::function<bool()>& done,

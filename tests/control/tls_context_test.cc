@@ -23,15 +23,14 @@
 #include <thread>
 
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace quiver::control {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 using SessionPtr = std::unique_ptr<SSL_SESSION, decltype(&SSL_SESSION_free)>;
 

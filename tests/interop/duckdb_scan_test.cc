@@ -20,7 +20,7 @@ using duckdb_test::Opt;
 using duckdb_test::ReaderOf;
 using duckdb_test::SourceData;
 
-constexpr int64_t kRows = 10007;
+constexpr int64_t kScanRows = 10007;
 
 // The first difference between two columns of canonical text.
 ::testing::AssertionResult SameTexts(const std::vector<std::string>& got,
@@ -41,7 +41,7 @@ constexpr int64_t kRows = 10007;
 class DuckDBScanTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    source_ = new SourceData(MakeSourceData(kRows));
+    source_ = new SourceData(MakeSourceData(kScanRows));
     auto table = MakeSourceTable(*source_, 1000);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = new TablePtr(*table);
@@ -135,7 +135,7 @@ TEST_F(DuckDBScanTest, EveryColumnComesBackInOrder) {
       "SELECT * EXCLUDE (dur_us, dur_ms), epoch_us(dur_us) AS dur_us, "
       "epoch_us(dur_ms) AS dur_ms FROM src ORDER BY id");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
-  ASSERT_EQ((*result)->num_rows(), kRows);
+  ASSERT_EQ((*result)->num_rows(), kScanRows);
   for (const auto& [name, type] : duckdb_test::SourceColumns()) {
     SCOPED_TRACE(name + " (" + type->ToString() + ")");
     ChunkedArrayPtr column = (*result)->GetColumnByName(name);
@@ -224,7 +224,7 @@ TEST_F(DuckDBScanTest, AggregatesPerType) {
   add("fsb", Count(d.fixed), MinMax(d.fixed, texts("fsb")), "");
   add("dict", Count(d.dict), MinMax(d.dict, texts("dict")), "");
   sql += "COUNT(*) FROM src";
-  expected.push_back(std::to_string(kRows));
+  expected.push_back(std::to_string(kScanRows));
 
   auto result = Query(sql);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
@@ -430,7 +430,7 @@ TEST_F(DuckDBScanTest, AStreamIsReadOnce) {
   ASSERT_TRUE(conn_->RegisterArrowStream("once", ReaderOf(*table_)).ok());
   auto first = conn_->QueryTable("SELECT COUNT(*) AS n FROM once");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  EXPECT_EQ(Row(**first)[0], std::to_string(kRows));
+  EXPECT_EQ(Row(**first)[0], std::to_string(kScanRows));
   auto second = conn_->QueryTable("SELECT COUNT(*) FROM once");
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("already scanned"), std::string::npos)
@@ -480,7 +480,7 @@ TEST_F(DuckDBScanTest, RegisteredBuffersOutliveTheSourceTable) {
   table->reset();
   auto result = conn_->QueryTable("SELECT SUM(id) AS s, COUNT(s) AS n FROM tmp");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
-  EXPECT_EQ(Row(**result)[0], std::to_string(kRows * (kRows - 1) / 2));
+  EXPECT_EQ(Row(**result)[0], std::to_string(kScanRows * (kScanRows - 1) / 2));
   EXPECT_EQ(Row(**result)[1], std::to_string(Count(source_->str)));
 }
 
@@ -496,10 +496,10 @@ namespace {
 // format says) is not checked: DuckDB 1.5.6 turns {-3 days, 37 ms} into
 // 45335 hours, whatever the producer.
 TEST(DuckDBIntervalScanTest, EveryIntervalUnitReadsAsTheSameInterval) {
-  constexpr int kRows = 5000;
+  constexpr int kScanRows = 5000;
   IntervalBuilder m(month_interval()), d(day_time_interval()),
       n(month_day_nano_interval());
-  for (int i = 0; i < kRows; ++i) {
+  for (int i = 0; i < kScanRows; ++i) {
     if (i % 7 == 0) {
       ASSERT_TRUE(m.AppendNull().ok() && d.AppendNull().ok() && n.AppendNull().ok());
       continue;
@@ -533,12 +533,12 @@ TEST(DuckDBIntervalScanTest, EveryIntervalUnitReadsAsTheSameInterval) {
       "  to_microseconds((i * 123457)::BIGINT)) AS n_ok FROM r");
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   auto row = (*result)->ToRecordBatches().ValueOrDie()[0];
-  const int64_t valid = kRows - (kRows + 6) / 7;
+  const int64_t valid = kScanRows - (kScanRows + 6) / 7;
   auto count = [&](int c) {
     return static_cast<const Int64Array&>(*row->column(c)).Value(0);
   };
-  EXPECT_EQ(count(0), kRows);
-  EXPECT_EQ(count(1), kRows - valid);
+  EXPECT_EQ(count(0), kScanRows);
+  EXPECT_EQ(count(1), kScanRows - valid);
   EXPECT_EQ(count(2), valid);
   EXPECT_EQ(count(3), valid);
   EXPECT_EQ(count(4), valid);
@@ -555,8 +555,8 @@ TEST(DuckDBDecimalScanTest, EveryWidthReadsAsTheSameDecimal) {
   for (const TypePtr& type : {decimal32(9, 2), decimal64(18, 4), decimal128(38, 10)}) {
     SCOPED_TRACE(type->ToString());
     DecimalBuilder b(type);
-    constexpr int kRows = 3000;
-    for (int i = 0; i < kRows; ++i) {
+    constexpr int kScanRows = 3000;
+    for (int i = 0; i < kScanRows; ++i) {
       if (i % 11 == 0) {
         ASSERT_TRUE(b.AppendNull().ok());
         continue;
@@ -582,7 +582,7 @@ TEST(DuckDBDecimalScanTest, EveryWidthReadsAsTheSameDecimal) {
         "SELECT x::VARCHAR AS s FROM t ORDER BY row_number() OVER ()");
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     auto got = (*result)->column(0);
-    ASSERT_EQ(got->length(), kRows);
+    ASSERT_EQ(got->length(), kScanRows);
     const auto& decimals = static_cast<const DecimalArray&>(*array);
     int64_t row = 0;
     for (const auto& chunk : got->chunks()) {

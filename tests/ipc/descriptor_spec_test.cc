@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "ipc/descriptor_spec_util.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc/descriptor.h"
@@ -24,9 +25,7 @@
 namespace quiver::ipc {
 namespace {
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 Status AcceptAll(uint64_t, uint64_t) { return Status::OK(); }
 

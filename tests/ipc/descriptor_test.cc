@@ -18,6 +18,7 @@
 
 #include "common/all_types.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "ipc/descriptor_spec_util.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc/message.h"
@@ -25,9 +26,7 @@
 namespace quiver::ipc {
 namespace {
 
-bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
+using ::quiver::testing::Contains;
 
 // ---------------------------------------------------------------------------
 // Sample data of any type

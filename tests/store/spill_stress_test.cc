@@ -30,7 +30,7 @@ using control::testing_region::Client;
 using control::testing_region::kGranule;
 using control::testing_region::Region;
 
-constexpr uint64_t kRegion = 4 << 20;
+constexpr uint64_t kStressRegion = 4 << 20;
 constexpr uint64_t kObject = 96 << 10;
 constexpr int kIds = 96;  // 9 MiB of objects for a 4 MiB region
 constexpr int kThreads = 4;
@@ -42,11 +42,11 @@ TEST(ObjectTableSpillStressTest, ConcurrentClientsNeverSeeWrongBytesAndLeaveNoth
   char path[] = "/tmp/quiver-spill-stress-XXXXXX";
   ASSERT_NE(mkdtemp(path), nullptr);
   const std::string dir = std::string(path) + "/spill";
-  Region region(kRegion);
+  Region region(kStressRegion);
   Catalogue cat(region.allocator(), 0, kGranule, CatalogueLimits{});
   auto spill = SpillDir::Open(dir);
   ASSERT_TRUE(spill.ok()) << spill.status().ToString();
-  ObjectTable table(&cat, 0, kRegion, StoreLimits{}, std::move(*spill));
+  ObjectTable table(&cat, 0, kStressRegion, StoreLimits{}, std::move(*spill));
   auto system = cat.OpenSession(Client(0, 1));
   ASSERT_TRUE(system.ok());
   table.UseSessionForRestores(*system);
