@@ -31,8 +31,7 @@ run_build() {
   cmake -S . -B "$dir" -G Ninja -DQUIVER_WERROR=ON "$@" >/dev/null
   ninja -C "$dir" -j "$jobs"
   section "test $dir"
-  # One test more than cores: most tests wait on daemons more than they compute.
-  (cd "$dir" && ctest --output-on-failure -j "$((jobs + 1))" --timeout 900)
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" --timeout 900)
 }
 
 run_build build/release -DCMAKE_BUILD_TYPE=Release
