@@ -1,5 +1,6 @@
 #include "daemon_main.h"
 
+#include <malloc.h>
 #include <sched.h>
 
 #include <cstdio>
@@ -57,6 +58,12 @@ bool ParseCount(const std::string& text, long long lo, long long hi, long long* 
 }  // namespace
 
 int DaemonMain(int argc, char** argv) {
+  // Frames of up to 64 MiB come and go with their calls: buffers of 1 MiB
+  // and more are mapped on their own and unmapped when freed, so that what
+  // a peer made the daemon hold goes back to the system with it. (glibc's
+  // own threshold rises after such a free, and its arenas then keep the
+  // next big buffers resident after they are freed.)
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
   DaemonOptions o;
   store::StoreServiceOptions store;
   bool have_config = false, have_id = false;
