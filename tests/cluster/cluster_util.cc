@@ -167,16 +167,6 @@ std::unique_ptr<control::LocalCluster> StartCluster(const ClusterSpec& spec) {
   return c.ok() ? std::move(*c) : nullptr;
 }
 
-bool Eventually(const std::function<bool()>& done, int timeout_ms) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    if (done()) return true;
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
 int64_t UsedBytes(const control::LocalCluster& cluster, uint32_t node) {
   return control::client::UsedBytesOf(cluster.config().nodes[node], 5000);
 }

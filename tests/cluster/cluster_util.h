@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/eventually.h"
 #include "control/local_cluster.h"
 #include "control/rpc/channel.h"
 #include "control/rpc/methods.h"
@@ -70,8 +71,7 @@ std::unique_ptr<control::LocalCluster> StartCluster(const ClusterSpec& spec);
 std::unique_ptr<Client> ConnectOnline(const control::LocalCluster& cluster,
                                       uint32_t node);
 
-// Polls `done` every 50 ms for up to `timeout_ms`; true once it holds.
-bool Eventually(const std::function<bool()>& done, int timeout_ms = 10000);
+using ::quiver::testing::Eventually;  // common/eventually.h
 
 // Bytes in live allocations of `node`'s region, as its daemon reports
 // (-1 if it does not answer).

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/eventually.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
 #include "control/local_cluster.h"
@@ -52,15 +53,9 @@ constexpr uint8_t kSilent = 4;  // never answered
 
 using ::quiver::testing::Contains;
 
-// Polls `done` until it holds or `limit` passes.
-inline bool Eventually(const std::function<bool()>& done,
-                       milliseconds limit = milliseconds(kLong)) {
-  const auto end = Clock::now() + limit;
-  while (!done()) {
-    if (Clock::now() > end) return false;
-    std::this_thread::sleep_for(milliseconds(2));
-  }
-  return true;
+// Polls `done` until it holds or kLong ms pass.
+inline bool Eventually(const std::function<bool()>& done) {
+  return ::quiver::testing::Eventually(done, kLong);
 }
 
 // A frame as bytes, with any header fields (for malformed ones).

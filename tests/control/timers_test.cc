@@ -12,21 +12,14 @@
 #include <thread>
 #include <vector>
 
+#include "common/eventually.h"
+
 namespace quiver::control::rpc {
 namespace {
 
 using Clock = TimerQueue::Clock;
 
-// Waits until `done` holds, at most 30 s.
-template <typename F>
-bool Eventually(F done) {
-  const auto until = Clock::now() + std::chrono::seconds(30);
-  while (Clock::now() < until) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return done();
-}
+using ::quiver::testing::Eventually;
 
 TEST(TimerQueueTest, TimersFireOnceInDeadlineOrder) {
   TimerQueue timers;

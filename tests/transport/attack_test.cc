@@ -3,12 +3,14 @@
 // what is wrong, the offender loses its connection where the protocol says
 // so, and the server goes on serving everyone else.
 #include <gtest/gtest.h>
+#include <poll.h>
 
 #include <chrono>
 #include <deque>
 #include <map>
 #include <thread>
 
+#include "common/eventually.h"
 #include "common/status_macros.h"
 #include "quiver/columnar/builder.h"
 #include "quiver/columnar/ipc/dissociated.h"
@@ -21,6 +23,8 @@
 
 namespace quiver::transport {
 namespace {
+
+using ::quiver::testing::Eventually;
 
 std::shared_ptr<RecordBatchReader> SomeRows() {
   Int64Builder b;
@@ -59,7 +63,7 @@ class RawPeer {
       auto done = tls_->Handshake();
       EXPECT_TRUE(done.ok()) << done.status().ToString();
       if (!done.ok() || *done) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      WaitReadable(10);
     }
   }
   ~RawPeer() {
@@ -145,8 +149,14 @@ class RawPeer {
     for (int i = 0; i < 500 && !done(); ++i) {
       worker_->Progress();
       if (!closed_ && !tls_->Read(sink).ok()) closed_ = true;
-      if (!done()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (!done()) WaitReadable(10);
     }
+  }
+  // Waits until the server sends something (or `ms` pass: UCX's side is
+  // progressed by the caller between waits).
+  void WaitReadable(int ms) {
+    pollfd p{tls_->fd(), POLLIN, 0};
+    (void)poll(&p, 1, ms);
   }
   std::shared_ptr<UcxContext> context_;
   std::unique_ptr<UcxWorker> worker_;
@@ -245,9 +255,7 @@ TEST(TransportAttack, AConnectionThatNeverSaysHelloLosesItsSlot) {
             std::string::npos)
       << RawPeer::ErrorOf(a);
   EXPECT_TRUE(idle.WaitClosed());
-  for (int i = 0; i < 100 && server->stats().connections != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(Eventually([&] { return server->stats().connections == 0; }));
   EXPECT_EQ(server->stats().connections, 0u);
   ExpectServing(*server);
 }
@@ -332,9 +340,7 @@ TEST(TransportAttack, ForgedIdsAddressesAndCreditsAreRefused) {
     EXPECT_TRUE(peer.WaitClosed());
   }
   ExpectServing(*server);
-  for (int i = 0; i < 100 && server->stats().scans != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  EXPECT_TRUE(Eventually([&] { return server->stats().scans == 0; }));
   EXPECT_EQ(server->stats().scans, 0u);
   EXPECT_EQ(server->stats().pool_bytes_in_use, 0u);
 }
