@@ -107,6 +107,14 @@ Status FlushRange(const void* addr, uint64_t len) {
   return Status::OK();
 }
 
+Status FlushForProtocol(const memory::ClusterConfig& config, const void* addr,
+                        uint64_t len) {
+  if (len == 0 || config.Coherent(reinterpret_cast<uint64_t>(addr), len)) {
+    return Status::OK();
+  }
+  return FlushRange(addr, len);
+}
+
 void FullBarrier() {
 #if defined(__x86_64__)
   asm volatile("mfence" ::: "memory");

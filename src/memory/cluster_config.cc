@@ -59,6 +59,16 @@ const NodeConfig* ClusterConfig::NodeOfAddress(uint64_t addr, uint64_t len) cons
   return nullptr;
 }
 
+bool ClusterConfig::AllCoherent() const {
+  return std::all_of(nodes.begin(), nodes.end(),
+                     [](const NodeConfig& n) { return n.coherent(); });
+}
+
+bool ClusterConfig::Coherent(uint64_t addr, uint64_t len) const {
+  const NodeConfig* n = NodeOfAddress(addr, len);
+  return n != nullptr && n->coherent();
+}
+
 uint64_t QuotaSpec::Resolve(uint64_t data_size) const {
   if (bytes != 0) return bytes;
   if (!(fraction > 0)) return 0;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 
+#include "quiver/memory/cluster_config.h"
 #include "quiver/util/status.h"
 
 namespace quiver::coherence {
@@ -34,6 +35,12 @@ uint64_t FlushLineSize();
 // Flushes [addr, addr + len): emulated ranges through the emulator, the rest
 // with the CPU's flush instruction. Never fails for hardware ranges.
 Status FlushRange(const void* addr, uint64_t len);
+// Protocol steps 2 and 4 (DESIGN.md §4) for [addr, addr + len): nothing
+// where `config` says the range's region is coherent (one host's shared
+// memory: every cache that may hold it is kept coherent by hardware),
+// FlushRange everywhere else. The one place that rule is applied.
+Status FlushForProtocol(const memory::ClusterConfig& config, const void* addr,
+                        uint64_t len);
 // The hardware flush loop only (no emulator dispatch), barriers included.
 void FlushRangeHardware(const void* addr, uint64_t len);
 // A full memory barrier (mfence / dsb ish / hwsync).

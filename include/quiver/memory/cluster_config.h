@@ -65,6 +65,12 @@ struct NodeConfig {
   std::string transport;
 
   uint64_t end() const { return base + size; }
+  // Whether every cache that can hold a line of this region is kept
+  // coherent by hardware. A shm file is mapped only by processes of its own
+  // host, which share one coherent cache hierarchy, so protocol steps 2 and
+  // 4 (DESIGN.md §4) have nothing to do for it; device memory (CXL,
+  // ThymesisFlow, read by other hosts) and the emulator take every step.
+  bool coherent() const { return backing == BackingKind::kShm; }
   bool Contains(uint64_t addr, uint64_t len = 1) const {
     return addr >= base && len <= size && addr - base <= size - len;
   }
@@ -121,6 +127,11 @@ struct ClusterConfig {
   bool SharesMemory(uint32_t a, uint32_t b) const;
   // The node whose region contains [addr, addr + len), or nullptr.
   const NodeConfig* NodeOfAddress(uint64_t addr, uint64_t len = 1) const;
+  // Whether every region of the cluster is coherent (NodeConfig::coherent).
+  bool AllCoherent() const;
+  // Whether [addr, addr + len) lies in a coherent region. False outside
+  // every region: what is not known to be coherent is flushed.
+  bool Coherent(uint64_t addr, uint64_t len) const;
   // Serialises back to TOML (round-trips through Parse).
   std::string ToToml() const;
 };

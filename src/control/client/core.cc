@@ -449,7 +449,8 @@ Result<uint64_t> Core::RemoteAllocate(uint32_t node, uint64_t size, uint64_t ali
   Allocated(node, rep.address(), rep.size(), l->view().epoch);
   // Step 2 for this node: the owner had every other node flush the range.
   QUIVER_RETURN_NOT_OK(
-      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
+      coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(rep.address()),
+                                  rep.size()));
   return rep.address();
 }
 
@@ -476,7 +477,7 @@ Result<uint64_t> Core::RemoteReallocate(uint32_t node, uint64_t address,
   const uint64_t old = AllocatedSize(node, address);
   if (old != 0 && node != options_.node) {
     QUIVER_RETURN_NOT_OK(
-        coherence::FlushRange(reinterpret_cast<const void*>(address), old));
+        coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(address), old));
   }
   wire::ReallocRequest req;
   req.set_address(address);
@@ -489,7 +490,8 @@ Result<uint64_t> Core::RemoteReallocate(uint32_t node, uint64_t address,
   Allocated(node, rep.address(), rep.size(), l->view().epoch);
   // Step 2 for this node: the owner had every other node flush the range.
   QUIVER_RETURN_NOT_OK(
-      coherence::FlushRange(reinterpret_cast<const void*>(rep.address()), rep.size()));
+      coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(rep.address()),
+                                  rep.size()));
   return rep.address();
 }
 

@@ -34,6 +34,8 @@ bool PeerMissing(const Status& st) { return st.code() == StatusCode::kUnavailabl
 void Node::FlushEverywhere(BufferRange range, uint32_t caller,
                            std::function<void(Status)> done) {
   Node& node = *this;
+  // No cache outside the region's coherent host can hold its lines.
+  if (config.Coherent(range.address, range.length)) return done(Status::OK());
   auto others = [&node, range, caller, done = std::move(done)](Status st) {
     if (!st.ok()) return done(st);
     std::vector<uint32_t> rest;

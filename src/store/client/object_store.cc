@@ -242,9 +242,7 @@ ObjectStore::ObjectStore(Client& client, const StoreOptions& options)
   impl_->core = client.core_;
   impl_->self = client.node_id();
   impl_->call_timeout_ms = client.options_.call_timeout_ms;
-  for (const auto& n : client.config().nodes) {
-    impl_->coherent = impl_->coherent && n.backing == memory::BackingKind::kShm;
-  }
+  impl_->coherent = client.config().AllCoherent();
   if (impl_->cache->enabled()) {
     Impl* s = impl_.get();
     s->sweeper = std::thread([s] { s->Sweep(); });

@@ -63,10 +63,7 @@ class StoreService final : public control::daemon::Service {
         table_(node.catalogue.get(), node.id, node.map->local_region()->data_size(),
                o.limits, std::move(spill)) {
     // One host's shared memory is coherent: nothing to flush before reuse.
-    coherent_ = true;
-    for (const auto& n : node.config.nodes) {
-      coherent_ = coherent_ && n.backing == memory::BackingKind::kShm;
-    }
+    coherent_ = node.config.AllCoherent();
     table_.SetCoherent(coherent_);
     table_.SetEpochWord(
         reinterpret_cast<uint64_t*>(node.self->base + memory::kStoreEpochOffset));
