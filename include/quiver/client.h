@@ -84,6 +84,9 @@ struct LoadOptions {
   // The size a chunk is cut at: rows are gathered until their buffers
   // reach it (0: 64 MiB, at most a sixteenth of the smallest region).
   uint64_t chunk_bytes = 0;
+  // Threads that copy chunks into cluster memory at once (0: one per core,
+  // at most 4). Chunks keep the reader's row order whatever finishes first.
+  uint32_t writers = 0;
   // Polled before each batch is read: true stops the load (Cancelled).
   std::function<bool()> cancelled;
   // Called after each batch read. Both are called on the thread that reads

@@ -75,26 +75,37 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
   const SchemaPtr schema = reader->schema();
 
   // A reader thread gathers batches into groups of about chunk_bytes while
-  // this thread writes the previous group into cluster memory: reading
-  // (parsing, decompressing, DuckDB's Arrow conversion) and copying overlap.
+  // writer threads copy earlier groups into cluster memory: reading
+  // (parsing, decompressing, DuckDB's Arrow conversion) and copying overlap,
+  // and one core's memory bandwidth is not the limit of a copy.
+  const uint32_t writers =
+      options.writers != 0
+          ? options.writers
+          : std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, 4);
   struct Group {
+    size_t seq = 0;  // the chunk's place in the table
     std::vector<RecordBatchPtr> batches;
     uint64_t bytes = 0;
   };
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<Group> queue;  // at most two groups wait
+  std::deque<Group> queue;  // at most `writers` groups wait
   bool read_done = false;
-  bool stop = false;  // the writer failed: the reader stops
+  bool stop = false;  // a writer failed: everyone stops
   Status read_status;
+  Status write_status;  // the first writer's failure
+  std::vector<RecordBatchPtr> chunks;  // in cluster memory, by seq
+  std::vector<bool> full(nodes.size(), false);  // refused a chunk for room
   std::atomic<uint64_t> written_bytes{0};
   std::atomic<uint32_t> written_chunks{0};
 
   std::thread read_thread([&] {
+    size_t seq = 0;
     auto push = [&](Group&& g) {
       std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return queue.size() < 2 || stop; });
+      cv.wait(lock, [&] { return queue.size() < writers || stop; });
       if (stop) return false;
+      g.seq = seq++;
       queue.push_back(std::move(g));
       cv.notify_all();
       return true;
@@ -135,71 +146,78 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
     cv.notify_all();
   });
 
-  std::vector<RecordBatchPtr> chunks;  // in cluster memory
-  size_t next_node = 0;
-  // Writes a group as one chunk in the first node, from next_node on, that
-  // takes it.
+  // Copies a group as one chunk into a node's memory: chunk `seq` goes to
+  // nodes[seq % n] first, then to the next ones; nodes that refused one for
+  // room are tried last. Only OutOfMemory (full, or over this session's
+  // quota) passes a chunk on.
+  auto copy_chunk = [&](const Group& group, uint32_t node) -> Result<RecordBatchPtr> {
+    MemoryPool* p = pool(node);
+    QUIVER_ASSIGN_OR_RAISE(auto chunk, ConcatenateBatches(group.batches, p));
+    std::vector<ArrayPtr> columns;
+    for (int i = 0; i < chunk->num_columns(); ++i) {
+      QUIVER_ASSIGN_OR_RAISE(auto data, CopyDictionaries(chunk->column(i)->data(), p));
+      columns.push_back(MakeArray(data));
+    }
+    return RecordBatch::Make(schema, chunk->num_rows(), columns);
+  };
   auto write = [&](const Group& group) -> Status {
-    Status last;
+    std::vector<size_t> order;
+    for (int pass = 0; pass < 2; ++pass) {
+      std::lock_guard<std::mutex> lock(mu);
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        const size_t i = (group.seq + k) % nodes.size();
+        if (full[i] == (pass == 1)) order.push_back(i);
+      }
+    }
     std::string refusals;  // each node's reason, for the error
-    for (size_t tried = 0; tried < nodes.size(); ++tried) {
-      const uint32_t node = nodes[(next_node + tried) % nodes.size()];
-      MemoryPool* p = pool(node);
-      auto chunk = ConcatenateBatches(group.batches, p);
+    for (size_t i : order) {
+      auto chunk = copy_chunk(group, nodes[i]);
       if (chunk.ok()) {
-        std::vector<ArrayPtr> columns;
-        for (int i = 0; i < (*chunk)->num_columns(); ++i) {
-          auto data = CopyDictionaries((*chunk)->column(i)->data(), p);
-          if (!data.ok()) {
-            last = data.status();
-            break;
-          }
-          columns.push_back(MakeArray(*data));
-        }
-        if (!last.ok()) {
-          if (!last.IsOutOfMemory()) return last;
-          refusals += "; node " + std::to_string(node) + ": " + last.message();
-          last = Status::OK();
-          continue;
-        }
-        chunks.push_back(RecordBatch::Make(schema, (*chunk)->num_rows(), columns));
-        next_node = (next_node + tried + 1) % nodes.size();
+        std::lock_guard<std::mutex> lock(mu);
+        if (chunks.size() <= group.seq) chunks.resize(group.seq + 1);
+        chunks[group.seq] = std::move(*chunk);
         written_bytes += group.bytes;
         written_chunks += 1;
         return Status::OK();
       }
-      // Full, or over this session's quota: the next node may take it.
       if (!chunk.status().IsOutOfMemory()) return chunk.status();
-      refusals += "; node " + std::to_string(node) + ": " + chunk.status().message();
+      refusals += "; node " + std::to_string(nodes[i]) + ": " + chunk.status().message();
+      std::lock_guard<std::mutex> lock(mu);
+      full[i] = true;
     }
     return Status::OutOfMemory("no node has room for the next ", group.bytes, " bytes (",
                                written_bytes.load(), " bytes in ", written_chunks.load(),
                                " chunks written before)", refusals);
   };
-  Status st;
-  for (;;) {
-    Group group;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return !queue.empty() || read_done; });
-      // The reader failed: what waits is not written.
-      if (queue.empty() || (read_done && !read_status.ok())) break;
-      group = std::move(queue.front());
-      queue.pop_front();
-      cv.notify_all();
+  auto writer = [&] {
+    for (;;) {
+      Group group;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || read_done || stop; });
+        // The reader failed: what waits is not written.
+        if (stop || queue.empty() || (read_done && !read_status.ok())) return;
+        group = std::move(queue.front());
+        queue.pop_front();
+        cv.notify_all();
+      }
+      Status st = write(group);
+      if (!st.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (write_status.ok()) write_status = std::move(st);
+        stop = true;
+        queue.clear();
+        cv.notify_all();
+        return;
+      }
     }
-    st = write(group);
-    if (!st.ok()) break;
-  }
-  if (!st.ok()) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      stop = true;
-      queue.clear();
-      cv.notify_all();
-    }
-    reader->Cancel();
-  }
+  };
+  std::vector<std::thread> more;
+  for (uint32_t w = 1; w < writers; ++w) more.emplace_back(writer);
+  writer();
+  for (auto& t : more) t.join();
+  Status st = write_status;
+  if (!st.ok()) reader->Cancel();
   read_thread.join();
   if (st.ok()) st = read_status;
   if (st.ok() && chunks.empty()) {
