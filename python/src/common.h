@@ -150,6 +150,29 @@ void RunInterruptible(const std::function<void()>& work,
 
 // ---- Session ----
 
+// Get references of store objects held by this process's buffers, by id:
+// each Get adds one, each release (explicit, or the buffer's end) takes one
+// and calls ObjectStore::Release. A count that drops to zero keeps its entry,
+// so getting the same ids again allocates nothing; entries at zero are swept
+// once they outnumber the held ones. Thread-safe.
+class GetRefs {
+ public:
+  // One more reference of each ids[i] for which got[i] holds.
+  void Add(const std::vector<store::ObjectId>& ids,
+           const std::vector<std::optional<store::ObjectBuffer>>& got);
+  // Takes back one reference of `id`; false if none is held.
+  bool Take(const store::ObjectId& id);
+  // Take of each of `ids`, under one lock: taken[i] says whether ids[i] was.
+  std::vector<bool> Take(const std::vector<store::ObjectId>& ids);
+
+ private:
+  bool TakeLocked(const store::ObjectId& id);
+
+  std::mutex mu_;
+  std::unordered_map<store::ObjectId, int64_t, store::ObjectIdHash> counts_;
+  size_t zeros_ = 0;  // entries whose count is 0
+};
+
 // One connection to the cluster: the Client, the ObjectStore made on first
 // use, and what the Python objects of that client share. Shared by the
 // Python Client, its store, subscriptions and store buffers; thread-safe.
@@ -173,11 +196,7 @@ struct Session {
   std::atomic<bool> closed{false};
 
   std::mutex store_mu;  // creating `store`
-  // Get references of store objects held by this process's buffers, by id:
-  // each Get adds one, each release (explicit, or the buffer's end) takes
-  // one and calls ObjectStore::Release.
-  std::mutex refs_mu;
-  std::unordered_map<store::ObjectId, int64_t, store::ObjectIdHash> refs;
+  GetRefs refs;
 
   // DuckDB for Client.sql (sql.cc), one database per allow_files setting,
   // made on first use; a query holds sql_mu (a connection serves one thread

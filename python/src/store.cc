@@ -16,57 +16,94 @@
 
 namespace quiver::python {
 
+void GetRefs::Add(const std::vector<store::ObjectId>& ids,
+                  const std::vector<std::optional<store::ObjectBuffer>>& got) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!got[i]) continue;
+    auto [it, added] = counts_.try_emplace(ids[i], 0);
+    if (!added && it->second == 0) --zeros_;
+    ++it->second;
+  }
+}
+
+bool GetRefs::TakeLocked(const store::ObjectId& id) {
+  auto it = counts_.find(id);
+  if (it == counts_.end() || it->second == 0) return false;
+  if (--it->second == 0 && ++zeros_ > 1024 && zeros_ > counts_.size() / 2) {
+    std::erase_if(counts_, [](const auto& e) { return e.second == 0; });
+    zeros_ = 0;
+  }
+  return true;
+}
+
+bool GetRefs::Take(const store::ObjectId& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return TakeLocked(id);
+}
+
+std::vector<bool> GetRefs::Take(const std::vector<store::ObjectId>& ids) {
+  std::vector<bool> taken(ids.size());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < ids.size(); ++i) taken[i] = TakeLocked(ids[i]);
+  return taken;
+}
+
 namespace {
 
 using store::ObjectId;
 
-// ---- _ObjectBuffer: a buffer-protocol exporter of one object's bytes ----
+// ---- _ObjectBuffer: a buffer-protocol exporter of objects' bytes ----
 
-struct ObjectBufferObject {
-  // Constructed in place by MemoryView, destroyed by ObjectBufferDealloc.
-  PyObject_HEAD std::shared_ptr<Buffer> buffer;  // the bytes (and their pin)
-  std::shared_ptr<Session> session;              // set: owns a Get reference
+// One object's bytes as one exporter hands them out.
+struct Exported {
+  std::shared_ptr<Buffer> buffer;  // the bytes and their pin; dropped with its view
   ObjectId id;
-  bool writable;
-  uint64_t generation;
-  int64_t exports;  // buffer views handed out and not released yet
+  bool owns_ref = false;  // its view's end gives back one Get reference of `id`
+  int32_t exports = 0;    // views of it not released yet
 };
 
-// Takes back one Get reference of `id` held by this process, if any is.
-bool TakeRef(Session& s, const ObjectId& id) {
-  std::lock_guard<std::mutex> lock(s.refs_mu);
-  auto it = s.refs.find(id);
-  if (it == s.refs.end()) return false;
-  if (--it->second == 0) s.refs.erase(it);
-  return true;
-}
+// An exporter of one object (Create's writable buffer) or of every object
+// one Get returned: one Python object for the whole batch instead of one
+// per object, each object still given back (pin and Get reference) when its
+// own view goes.
+struct ObjectBufferObject {
+  // Constructed in place by MakeExporter, destroyed by ObjectBufferDealloc.
+  PyObject_HEAD std::vector<Exported> entries;
+  std::shared_ptr<Session> session;  // set when entries own Get references
+  bool writable;
+  bool batch;  // each object goes with its view (else with the exporter)
+  uint64_t generation;
+  int64_t exports;  // buffer views handed out and not released yet
+  Py_ssize_t next;  // the entry a batch's next getbuffer exports
+};
 
-// One more Get reference of each of `ids[i]` for which `got[i]` holds.
-template <typename Got>
-void AddRefs(Session& s, const std::vector<ObjectId>& ids, const Got& got) {
-  std::lock_guard<std::mutex> lock(s.refs_mu);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (got[i]) ++s.refs[ids[i]];
+// Gives back what entry `e` holds: its Get reference (once) and its pin.
+void GiveBack(ObjectBufferObject* o, Exported& e) {
+  if (Forked(o->generation)) {
+    // The parent's pin: leak it here (moved to the heap and never freed).
+    new std::shared_ptr<Buffer>(std::move(e.buffer));
+    return;
   }
+  if (e.owns_ref && o->session != nullptr) {
+    Session& s = *o->session;
+    if (!s.closed.load() && s.refs.Take(e.id) && s.use_mu.try_lock_shared()) {
+      if (s.store != nullptr) (void)s.store->Release(e.id);
+      s.use_mu.unlock_shared();
+    }
+  }
+  e.owns_ref = false;
+  e.buffer.reset();
 }
 
 void ObjectBufferDealloc(PyObject* self) {
   auto* o = reinterpret_cast<ObjectBufferObject*>(self);
+  for (auto& e : o->entries) GiveBack(o, e);  // entries never exported
   if (Forked(o->generation)) {
-    // The parent's pin and session: leak them here (moved to the heap and
-    // never freed).
-    new std::shared_ptr<Buffer>(std::move(o->buffer));
-    new std::shared_ptr<Session>(std::move(o->session));
-  } else if (o->session != nullptr) {
-    Session& s = *o->session;
-    if (!s.closed.load() && TakeRef(s, o->id) && s.use_mu.try_lock_shared()) {
-      if (s.store != nullptr) (void)s.store->Release(o->id);
-      s.use_mu.unlock_shared();
-    }
+    new std::shared_ptr<Session>(std::move(o->session));  // the parent's: leaked
   }
-  o->buffer.~shared_ptr<Buffer>();
+  o->entries.~vector<Exported>();
   o->session.~shared_ptr<Session>();
-  o->id.~ObjectId();
   PyTypeObject* type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type);  // instances of heap types hold their type
@@ -74,21 +111,34 @@ void ObjectBufferDealloc(PyObject* self) {
 
 int ObjectBufferGet(PyObject* self, Py_buffer* view, int flags) {
   auto* o = reinterpret_cast<ObjectBufferObject*>(self);
+  view->obj = nullptr;
   if (Forked(o->generation)) {
     PyErr_SetString(PyExc_BufferError,
                     "this object buffer belongs to the process this one was forked from");
-    view->obj = nullptr;
     return -1;
   }
-  const Buffer& b = *o->buffer;
-  const int rc = PyBuffer_FillInfo(view, self, const_cast<uint8_t*>(b.data()), b.size(),
-                                   o->writable ? 0 : 1, flags);
-  if (rc == 0) ++o->exports;
-  return rc;
+  const Py_ssize_t k = o->batch ? o->next : 0;
+  if (k < 0 || k >= static_cast<Py_ssize_t>(o->entries.size()) ||
+      o->entries[k].buffer == nullptr) {
+    PyErr_SetString(PyExc_BufferError,
+                    "the views get() returned are this exporter's only views");
+    return -1;
+  }
+  Exported& e = o->entries[k];
+  const int rc = PyBuffer_FillInfo(view, self, const_cast<uint8_t*>(e.buffer->data()),
+                                   e.buffer->size(), o->writable ? 0 : 1, flags);
+  if (rc != 0) return rc;
+  view->internal = reinterpret_cast<void*>(k);
+  ++o->exports;
+  ++e.exports;
+  return 0;
 }
 
-void ObjectBufferRelease(PyObject* self, Py_buffer*) {
-  --reinterpret_cast<ObjectBufferObject*>(self)->exports;
+void ObjectBufferRelease(PyObject* self, Py_buffer* view) {
+  auto* o = reinterpret_cast<ObjectBufferObject*>(self);
+  --o->exports;
+  Exported& e = o->entries[reinterpret_cast<size_t>(view->internal)];
+  if (--e.exports == 0 && o->batch) GiveBack(o, e);
 }
 
 // Made at module import (PyType_FromSpec: a heap type).
@@ -99,8 +149,8 @@ PyTypeObject* MakeObjectBufferType() {
       {Py_tp_dealloc, reinterpret_cast<void*>(&ObjectBufferDealloc)},
       {Py_bf_getbuffer, reinterpret_cast<void*>(&ObjectBufferGet)},
       {Py_bf_releasebuffer, reinterpret_cast<void*>(&ObjectBufferRelease)},
-      {Py_tp_doc, const_cast<char*>("The bytes of one store object in cluster memory "
-                                    "(read through a memoryview).")},
+      {Py_tp_doc, const_cast<char*>("The bytes of store objects in cluster memory "
+                                    "(read through memoryviews).")},
       {0, nullptr}};
   static PyType_Spec spec = {"quiver._quiver._ObjectBuffer",
                              static_cast<int>(sizeof(ObjectBufferObject)), 0,
@@ -110,22 +160,34 @@ PyTypeObject* MakeObjectBufferType() {
   return reinterpret_cast<PyTypeObject*>(type);
 }
 
-// A memoryview of `buffer`; with `session`, the view's exporter owns one Get
-// reference of `id`.
-py::object MemoryView(std::shared_ptr<Buffer> buffer,
-                      const std::shared_ptr<Session>* session, const ObjectId& id,
-                      bool writable) {
+// An exporter with no entries yet (`Entries` fills them); with `session`,
+// the entries that own Get references give them back through it; `batch`:
+// each object goes with its own view, not with the exporter.
+py::object MakeExporter(const std::shared_ptr<Session>* session, bool writable,
+                        bool batch) {
   PyObject* obj = PyType_GenericAlloc(object_buffer_type, 0);
   if (obj == nullptr) throw py::error_already_set();
   auto* o = reinterpret_cast<ObjectBufferObject*>(obj);
-  new (&o->id) ObjectId(id);
-  new (&o->buffer) std::shared_ptr<Buffer>(std::move(buffer));
+  new (&o->entries) std::vector<Exported>();
   new (&o->session) std::shared_ptr<Session>(session != nullptr ? *session : nullptr);
   o->writable = writable;
+  o->batch = batch;
   o->generation = ForkGeneration();
   o->exports = 0;
-  PyObject* view = PyMemoryView_FromObject(obj);
-  Py_DECREF(obj);  // the view holds it
+  o->next = -1;
+  return py::reinterpret_steal<py::object>(obj);
+}
+
+std::vector<Exported>& Entries(const py::object& exporter) {
+  return reinterpret_cast<ObjectBufferObject*>(exporter.ptr())->entries;
+}
+
+// The memoryview of entry `k` of `exporter`.
+py::object ViewOf(const py::object& exporter, Py_ssize_t k) {
+  auto* o = reinterpret_cast<ObjectBufferObject*>(exporter.ptr());
+  o->next = k;
+  PyObject* view = PyMemoryView_FromObject(exporter.ptr());
+  o->next = -1;
   if (view == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(view);
 }
@@ -197,7 +259,9 @@ py::object Create(PyStore& p, py::handle id_obj, uint64_t size, std::string meta
   options.node = node;
   auto buf = Unwrap(WithStore(
       p, [&](store::ObjectStore& s) { return s.Create(id, size, metadata, options); }));
-  return MemoryView(std::move(buf), nullptr, id, /*writable=*/true);
+  py::object exporter = MakeExporter(nullptr, /*writable=*/true, /*batch=*/false);
+  Entries(exporter).push_back({std::move(buf), id, false, 0});
+  return ViewOf(exporter, 0);
 }
 
 void PutBytes(PyStore& p, py::handle id_obj, py::buffer data, std::string metadata,
@@ -234,22 +298,18 @@ py::list Get(PyStore& p, py::handle ids_obj, int64_t timeout_ms, bool with_meta)
   std::vector<size_t> pending(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) pending[i] = i;
   const SlicedWait wait(timeout_ms);
-  // What this call got goes back if it fails, but for the objects whose
-  // views were made (`owned` of them, in order): those views own their
-  // references and give them back as they go.
+  // What this call got goes back if it fails before the exporter below
+  // holds it.
   struct Undo {
     PyStore& p;
     const std::vector<ObjectId>& ids;
     std::vector<std::optional<store::ObjectBuffer>>& got;
     bool armed = true;
-    bool counted = false;  // AddRefs ran: take the references back too
-    size_t owned = 0;
     ~Undo() {
       if (!armed || p.session->closed.load()) return;
       py::gil_scoped_release release;
-      for (size_t i = owned; i < got.size(); ++i) {
+      for (size_t i = 0; i < got.size(); ++i) {
         if (!got[i] || p.session->store == nullptr) continue;
-        if (counted) (void)TakeRef(*p.session, ids[i]);
         (void)p.session->store->Release(ids[i]);
       }
     }
@@ -278,25 +338,33 @@ py::list Get(PyStore& p, py::handle ids_obj, int64_t timeout_ms, bool with_meta)
     CheckSignals();
     p.session->CheckUsable();
   }
+  // From here one exporter owns every reference this call got: each goes
+  // back when its object's view does.
+  py::object exporter = MakeExporter(&p.session, /*writable=*/false, /*batch=*/true);
+  std::vector<Exported>& entries = Entries(exporter);
+  entries.reserve(ids.size() * (with_meta ? 2 : 1));
+  p.session->refs.Add(ids, got);
+  undo.armed = false;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!got[i]) continue;
+    entries.push_back({std::move(got[i]->data), ids[i], true, 0});
+    if (with_meta) entries.push_back({std::move(got[i]->metadata), ids[i], false, 0});
+  }
   py::list out(ids.size());
-  AddRefs(*p.session, ids, got);
-  undo.counted = true;
+  Py_ssize_t k = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (!got[i]) {
       out[i] = py::none();
       continue;
     }
-    got[i]->status = Status::OK();
-    py::object data = MemoryView(got[i]->data, &p.session, ids[i], false);
-    undo.owned = i + 1;  // the view owns i's reference now
+    py::object data = ViewOf(exporter, k++);
     if (with_meta) {
-      py::object meta = MemoryView(got[i]->metadata, nullptr, ids[i], false);
+      py::object meta = ViewOf(exporter, k++);
       out[i] = py::make_tuple(meta, data);
     } else {
       out[i] = data;
     }
   }
-  undo.armed = false;
   return out;
 }
 
@@ -308,12 +376,14 @@ void Release(PyStore& p, py::handle ids_obj) {
   SessionUse use(*p.session);
   std::string missing;
   Status failed;
-  for (const auto& id : ids) {
-    if (!TakeRef(*p.session, id)) {
-      missing += (missing.empty() ? "" : ", ") + id.Hex();
+  const std::vector<bool> taken = p.session->refs.Take(ids);
+  store::ObjectStore& store = p.session->Store();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!taken[i]) {
+      missing += (missing.empty() ? "" : ", ") + ids[i].Hex();
       continue;
     }
-    Status st = p.session->Store().Release(id);
+    Status st = store.Release(ids[i]);
     if (failed.ok()) failed = st;
   }
   if (!missing.empty()) {

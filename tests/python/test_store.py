@@ -291,6 +291,31 @@ def test_evict(client, baseline):
     wait_baseline(client, baseline, "evicted objects' memory")
 
 
+def test_the_views_of_one_get_give_back_their_references_one_by_one(client, baseline):
+    # One get's views share one exporter, yet each view gives back its own
+    # object's Get reference when it goes; the batch's buffers share one pin
+    # (docs/store.md), which goes with the last of them.
+    store = client.store
+    cleanup(store)
+    a = store.put(b"a" * 4000)
+    b = store.put(b"b" * 4000)
+    va, vb = store.get([a, b])
+    with pytest.raises(BufferError, match="only views"):
+        memoryview(va.obj)  # the exporter hands out no views but get's
+    del va
+    gc.collect()
+    with pytest.raises(quiver.NotFound, match=a.hex()):
+        store.release(a)  # its view took its reference back with it
+    store.release(b)  # vb's is still there
+    assert bytes(vb) == b"b" * 4000
+    assert store.evict(1) == 0  # vb pins the batch
+    del vb
+    gc.collect()
+    assert store.evict(8000) >= 8000
+    assert not store.contains(a) and not store.contains(b)
+    wait_baseline(client, baseline, "a batch's memory after its last view")
+
+
 def test_subscribe(client, baseline):
     store = client.store
     sub = store.subscribe()
