@@ -93,8 +93,8 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
   bool read_done = false;
   bool stop = false;  // a writer failed: everyone stops
   Status read_status;
-  Status write_status;  // the first writer's failure
-  std::vector<RecordBatchPtr> chunks;  // in cluster memory, by seq
+  Status write_status;                          // the first writer's failure
+  std::vector<RecordBatchPtr> chunks;           // in cluster memory, by seq
   std::vector<bool> full(nodes.size(), false);  // refused a chunk for room
   std::atomic<uint64_t> written_bytes{0};
   std::atomic<uint32_t> written_chunks{0};
