@@ -149,7 +149,7 @@ TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
     EXPECT_EQ(
         Csv("SELECT count(*) AS n, sum(tp.i64 - tc.i64) AS d FROM tp JOIN tc USING (id)",
             node),
-        "n,d\r\n20000,0\r\n");
+        "n,d\n20000,0\n");
   }
 
   // Globs: two CSV parts are one table.
@@ -158,7 +158,7 @@ TEST_F(PutTest, CsvAndParquetEqualDuckDBFromEveryNode) {
   Ran put = Q({"put", tmp_ + "/part*.csv", "parts"});
   ASSERT_EQ(put.code, 0) << put.out;
   EXPECT_EQ(Csv("SELECT count(*), sum(x), count(DISTINCT x) FROM parts"),
-            "count_star(),sum(x),count(DISTINCT x)\r\n1000,499500,1000\r\n");
+            "count_star(),sum(x),count(DISTINCT x)\n1000,499500,1000\n");
 
   // get writes each format; DuckDB (or put, for Arrow IPC) reads back the
   // same rows.
@@ -198,7 +198,7 @@ TEST_F(PutTest, ScanOfAPutTableIsZeroCopy) {
   EXPECT_NE(put.out.find("on nodes 0, 1"), std::string::npos) << put.out;
   ExpectScanIsZeroCopy("big", "1", kTableKb);
   EXPECT_EQ(Csv("SELECT count(*), sum(v) FROM big"),
-            "count_star(),sum(v)\r\n20000000,199999990000000\r\n");
+            "count_star(),sum(v)\n20000000,199999990000000\n");
 
   // A get interrupted while DuckDB writes leaves neither the file nor its
   // temporary.
@@ -277,7 +277,7 @@ TEST_F(PutTest, BadInputLeavesNothing) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("a table named t is already published"), std::string::npos)
       << r.out;
-  EXPECT_EQ(Csv("SELECT count(*) FROM t"), "count_star()\r\n300000\r\n");
+  EXPECT_EQ(Csv("SELECT count(*) FROM t"), "count_star()\n300000\n");
   // rm, then nothing is left; rm and get of what is not there say so.
   r = Q({"rm", "t"});
   EXPECT_EQ(r.code, 0) << r.out;
@@ -315,7 +315,7 @@ TEST_F(PutTest, RacingPutsOfOneNameLeaveExactlyOneWholeTable) {
   EXPECT_NE(lost.find("table 'race'"), std::string::npos) << lost;
   if (ca == 0 || cb == 0) {
     EXPECT_EQ(Csv("SELECT count(*) AS n, sum(v) AS s, count(DISTINCT v) AS d FROM race"),
-              "n,s,d\r\n3000000,4499998500000,3000000\r\n");
+              "n,s,d\n3000000,4499998500000,3000000\n");
     // Only the winner's 24 MB stay (and a little padding per chunk).
     const uint64_t used = Used();
     EXPECT_GE(used, baseline + 24'000'000);
@@ -344,7 +344,7 @@ TEST_F(PutTest, FullRegionsPassChunksOnOrFail) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("on nodes 0, 1"), std::string::npos) << r.out;
   EXPECT_EQ(Csv("SELECT count(*), sum(v), min(v), max(v) FROM big", "1"),
-            "count_star(),sum(v),min(v),max(v)\r\n7000000,24499996500000,0,6999999\r\n");
+            "count_star(),sum(v),min(v),max(v)\n7000000,24499996500000,0,6999999\n");
   const uint64_t before = Used();
   r = Q({"put", huge, "huge"});
   EXPECT_EQ(r.code, 1) << r.out;
@@ -383,8 +383,8 @@ TEST_F(PutTest, ProgressOnATerminalAndEmptyFiles) {
   EXPECT_NE(r.out.find("put empty: 0 rows (a table of 2 columns and no rows)"),
             std::string::npos)
       << r.out;
-  EXPECT_EQ(Csv("SELECT count(*) AS n FROM empty"), "n\r\n0\r\n");
-  EXPECT_EQ(Csv("SELECT column_name FROM (DESCRIBE empty)"), "column_name\r\na\r\nb\r\n");
+  EXPECT_EQ(Csv("SELECT count(*) AS n FROM empty"), "n\n0\n");
+  EXPECT_EQ(Csv("SELECT column_name FROM (DESCRIBE empty)"), "column_name\na\nb\n");
 }
 
 // SIGINT in the middle of a put, SIGKILL, and a daemon SIGKILLed under it:

@@ -60,7 +60,7 @@ TEST_F(SqlTest, QueriesFromEveryNodeMatchDuckDB) {
     SCOPED_TRACE(node);
     Ran r = Sql({"--node", node, "--format", "csv", "SELECT count(*), sum(v) FROM t1"});
     ASSERT_EQ(r.code, 0) << r.out;
-    EXPECT_EQ(CsvBody(r.out), "1000,499500\r\n");  // sum of 0..999
+    EXPECT_EQ(CsvBody(r.out), "1000,499500\n");  // sum of 0..999
     r = Sql({"--node", node, "--format", "csv", group});
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_EQ(CsvBody(r.out), CsvBody(expect.out));
@@ -106,7 +106,7 @@ TEST_F(SqlTest, HugeTableOverTwoNodes) {
     Ran r = Sql({"--node", node, "--format", "csv",
                  "SELECT count(*), sum(v), min(v), max(v), count(DISTINCT v) FROM huge"});
     ASSERT_EQ(r.code, 0) << r.out;
-    EXPECT_EQ(CsvBody(r.out), "1000,499500,0,999,1000\r\n") << node;
+    EXPECT_EQ(CsvBody(r.out), "1000,499500,0,999,1000\n") << node;
   }
 }
 
@@ -130,7 +130,7 @@ TEST_F(SqlTest, Formats) {
 
   Ran csv = Sql({"--format", "csv", q});
   ASSERT_EQ(csv.code, 0) << csv.out;
-  EXPECT_EQ(csv.out, "id,s,d\r\n0,\"v,\"\"0\",0\r\n1,,2.5\r\n2,\"v,\"\"2\",5\r\n");
+  EXPECT_EQ(csv.out, "id,s,d\n0,\"v,\"\"0\",0\n1,,2.5\n2,\"v,\"\"2\",5\n");
 
   Ran json = Sql({"--format", "json", q});
   ASSERT_EQ(json.code, 0) << json.out;
@@ -160,18 +160,18 @@ TEST_F(SqlTest, PipedInteractiveMode) {
               "SELECT nonsense FROM;\nSELECT 42 AS answer;\n.quit\nSELECT 1;\n");
   EXPECT_EQ(r.code, 1) << r.out;                                 // one statement failed
   EXPECT_EQ(r.out.find("quiver>"), std::string::npos) << r.out;  // no prompt on a pipe
-  const size_t count = r.out.find("count_star()\r\n10\r\n");
+  const size_t count = r.out.find("count_star()\n10\n");
   const size_t tables = r.out.find("\nt1\n");
-  const size_t sum = r.out.find("sum(v)\r\n45\r\n");
+  const size_t sum = r.out.find("sum(v)\n45\n");
   const size_t error = r.out.find("Parser Error");
-  const size_t answer = r.out.find("answer\r\n42\r\n");
+  const size_t answer = r.out.find("answer\n42\n");
   EXPECT_NE(count, std::string::npos) << r.out;
   EXPECT_NE(error, std::string::npos) << r.out;
   EXPECT_NE(answer, std::string::npos) << r.out;
   EXPECT_LT(count, tables) << r.out;
   EXPECT_LT(tables, sum) << r.out;
   EXPECT_LT(sum, answer) << r.out;
-  EXPECT_EQ(r.out.find("\n1\r\n"), std::string::npos) << r.out;  // stopped at .quit
+  EXPECT_EQ(r.out.find("\n1\n"), std::string::npos) << r.out;  // stopped at .quit
 
   // EOF ends the session; a last statement without ';' runs too.
   r = Sql({}, "SELECT 7 AS seven");
@@ -262,7 +262,7 @@ TEST_F(SqlTest, ScanIsZeroCopy) {
   Publish("big", kRows, 1);
   ExpectScanIsZeroCopy("big", "0", kTableKb);
   Ran r = Sql({"--format", "csv", "SELECT count(*), sum(v) FROM big"});
-  EXPECT_EQ(CsvBody(r.out), "25000000,312499987500000\r\n") << r.out;
+  EXPECT_EQ(CsvBody(r.out), "25000000,312499987500000\n") << r.out;
 }
 
 // A cluster is shared: by default a query reaches its tables and nothing
@@ -295,7 +295,7 @@ TEST_F(SqlTest, FilesAndExtensionsAreOffUnlessAllowed) {
   Ran read =
       Sql({"--allow-files", "--format", "csv", "SELECT x FROM read_csv('" + csv + "')"});
   EXPECT_EQ(read.code, 0) << read.out;
-  EXPECT_EQ(CsvBody(read.out).substr(0, 3), "42\r") << read.out;
+  EXPECT_EQ(CsvBody(read.out).substr(0, 3), "42\n") << read.out;
   // Extensions are neither installed nor loaded behind a query's back with
   // files allowed either, and the settings stay locked.
   Ran settings = Sql({"--allow-files", "--format", "csv",

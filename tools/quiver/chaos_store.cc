@@ -314,7 +314,6 @@ void Worker::RunCli() {
     std::string last;
     std::istringstream lines(r.out);
     for (std::string line; std::getline(lines, line);) {
-      if (!line.empty() && line.back() == '\r') line.pop_back();  // CSV ends lines CRLF
       if (!line.empty()) last = line;
     }
     const std::string expected = std::to_string(rows) + "," + std::to_string(sum);

@@ -164,7 +164,7 @@ void WriteCsv(const Cells& c, std::FILE* out) {
     std::string s;
     for (size_t j = 0; j < fields.size(); ++j)
       s += (j > 0 ? "," : "") + CsvField(fields[j]);
-    std::fprintf(out, "%s\r\n", s.c_str());
+    std::fprintf(out, "%s\n", s.c_str());
   };
   line(c.names);
   for (const auto& row : c.rows) {
