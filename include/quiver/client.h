@@ -79,7 +79,8 @@ struct LoadProgress {
 };
 struct LoadOptions {
   // The nodes whose regions take the chunks, in turn (default: every node
-  // of the cluster). A chunk that does not fit in one goes to the next.
+  // of the cluster), starting at the one with the most free memory. A chunk
+  // that does not fit in one goes to the next.
   std::vector<uint32_t> nodes;
   // The size a chunk is cut at: rows are gathered until their buffers
   // reach it (0: 64 MiB, at most a sixteenth of the smallest region).

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "cluster/cluster_util.h"
 #include "cluster/up_util.h"
@@ -355,6 +356,23 @@ TEST_F(PutTest, FullRegionsPassChunksOnOrFail) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(Used(), before);
   EXPECT_FALSE(Listed("big1"));
+}
+
+// Each put starts its round robin at the node with the most room: tables of
+// one chunk land on different nodes instead of all on the first.
+TEST_F(PutTest, SmallTablesSpreadOverTheNodes) {
+  ASSERT_EQ(Up3().code, 0);
+  const std::string csv = tmp_ + "/small.csv";
+  Write("SELECT range AS v FROM range(1000)", csv, "FORMAT csv");
+  std::set<std::string> homes;
+  for (const char* name : {"s0", "s1", "s2"}) {
+    Ran r = Q({"put", csv, name});
+    ASSERT_EQ(r.code, 0) << r.out;
+    const size_t at = r.out.find("on node ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    homes.insert(r.out.substr(at, 9));
+  }
+  EXPECT_EQ(homes.size(), 3u) << "three one-chunk tables on the nodes " << homes.size();
 }
 
 // On a terminal put draws a progress bar on stderr (DuckDB's estimate of

@@ -73,6 +73,25 @@ Result<TablePtr> Client::Load(RecordBatchReader* reader, const LoadOptions& opti
           ? options.chunk_bytes
           : std::max<uint64_t>(std::min(kDefaultChunkBytes, smallest / 16), 1 << 20);
   const SchemaPtr schema = reader->schema();
+  // The round robin starts at the node with the most room, so that tables of
+  // one chunk or a few spread over the nodes instead of all starting at the
+  // first one. Without an answer from every daemon the order stays as given.
+  if (nodes.size() > 1) {
+    auto status = GetClusterStatus();
+    if (status.ok()) {
+      size_t best = 0;
+      uint64_t best_free = 0;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        for (const auto& n : status->nodes) {
+          if (n.node == nodes[i] && n.online && n.free > best_free) {
+            best = i;
+            best_free = n.free;
+          }
+        }
+      }
+      std::rotate(nodes.begin(), nodes.begin() + static_cast<long>(best), nodes.end());
+    }
+  }
 
   // A reader thread gathers batches into groups of about chunk_bytes while
   // writer threads copy earlier groups into cluster memory: reading
