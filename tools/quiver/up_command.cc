@@ -156,8 +156,9 @@ int UpCommand(const Args& in) {
   (*c)->Detach();
   const auto& cfg = (*c)->config();
   const std::string flag = DirFlag((*c)->dir());
-  std::printf("quiver up: cluster '%s' is running: %d nodes, regions of %s each\n",
-              cfg.name.c_str(), (*c)->nodes(), size_text.c_str());
+  std::printf("quiver up: cluster '%s' is running: %d node%s, regions of %s each\n",
+              cfg.name.c_str(), (*c)->nodes(), (*c)->nodes() == 1 ? "" : "s",
+              size_text.c_str());
   std::printf("  state dir     %s\n  cluster file  %s\n", (*c)->dir().c_str(),
               (*c)->config_path().c_str());
   for (const auto& n : cfg.nodes) {
