@@ -19,6 +19,11 @@ Figures (medians of --reps runs):
                 ObjectStore::Get + Release of the same ids from C++;
   store_get_one a single small get + release, as calls per second.
 Ray's own published figures are printed beside them, labelled as published.
+
+`quiver bench python` runs this script as a Google Benchmark program: it
+takes --benchmark_list_tests, --benchmark_out=F (JSON), --benchmark_repetitions=N
+and --benchmark_filter=RE, and reports one run per repetition of each figure
+and of its reference (the BM_ names of BENCHMARKS below).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import argparse
 import gc
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -193,6 +199,86 @@ def verdict(ok: bool) -> str:
     return "meets target" if ok else "MISSES target"
 
 
+# Google Benchmark names of the figures: (name, which measurement, key,
+# unit). "ns" values are times; "GBps" ones are reported as bytes_per_second.
+BENCHMARKS = [
+    ("BM_PyGetNumpy/1MiB", "g", "get_numpy_1MiB_us", "us"),
+    ("BM_PyGetNumpy/1GiB", "g", "get_numpy_1GiB_us", "us"),
+    ("BM_CppGetHugeTable/1GiB", "g", "cpp_get_1GiB_us", "us"),
+    ("BM_PyPutFrame/1GiB", "p", "put_GBps", "GBps"),
+    ("BM_Memcpy/1GiB", "p", "memcpy_GBps", "GBps"),
+    ("BM_PyStoreGet/1000x1kB", "s", "get_1000_us", "us"),
+    ("BM_CppStoreGet/1000x1kB", "s", "cpp_get_1000_us", "us"),
+    ("BM_PyStoreGetOne", "s", "get_one_calls_per_s", "calls"),
+    ("BM_CppStoreGetOne", "s", "cpp_get_one_calls_per_s", "calls"),
+]
+
+
+def measure(build: str, reps: int, wanted: set) -> Dict[str, Dict[str, float]]:
+    """One run of the measurements the wanted figures need."""
+    cluster = Cluster(os.path.abspath(build))
+    out: Dict[str, Dict[str, float]] = {}
+    try:
+        client = quiver.connect(cluster.dir, node=0)
+        baseline = {n.node: n.used for n in client.status().nodes}
+        if "g" in wanted:
+            out["g"] = bench_get_numpy(cluster, client, reps)
+            wait_used(client, baseline)
+        if "p" in wanted:
+            out["p"] = bench_put_frame(client, baseline, reps)
+            gc.collect()
+        if "s" in wanted:
+            out["s"] = bench_store(cluster, client, reps)
+        client.close()
+    finally:
+        cluster.down()
+    return out
+
+
+def gbench_entry(name: str, unit: str, value: float, k: int, n: int) -> Dict:
+    e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": n,
+         "repetition_index": k, "threads": 1, "iterations": 1, "time_unit": "ns"}
+    if unit == "GBps":
+        e["bytes_per_second"] = value * 1e9
+        e["real_time"] = e["cpu_time"] = GIB / value  # ns for the 1 GiB
+    elif unit == "calls":
+        e["calls_per_second"] = value
+        e["real_time"] = e["cpu_time"] = 1e9 / value
+    else:
+        e["real_time"] = e["cpu_time"] = value * 1e3
+    return e
+
+
+def gbench_main(args: argparse.Namespace, extra: List[str]) -> int:
+    """The Google Benchmark command line `quiver bench` speaks."""
+    opts = dict(a[2:].split("=", 1) if "=" in a else (a[2:], "true") for a in extra)
+    unknown = set(opts) - {"benchmark_list_tests", "benchmark_out", "benchmark_out_format",
+                           "benchmark_repetitions", "benchmark_filter",
+                           "benchmark_min_time"}
+    if unknown:
+        sys.exit(f"python_bench: unknown option --{sorted(unknown)[0]}")
+    pattern = re.compile(opts.get("benchmark_filter", "."))
+    chosen = [b for b in BENCHMARKS if pattern.search(b[0])]
+    if opts.get("benchmark_list_tests") == "true":
+        print("\n".join(b[0] for b in chosen))
+        return 0
+    n = int(opts.get("benchmark_repetitions", "1"))
+    entries = []
+    for k in range(n):
+        run = measure(args.build, args.reps, {b[1] for b in chosen})
+        for name, which, key, unit in chosen:
+            value = run[which][key]
+            entries.append(gbench_entry(name, unit, value, k, n))
+            print(f"{name:<28} {value:12.2f} {unit}", flush=True)
+    if "benchmark_out" in opts:
+        context = {"executable": os.path.abspath(__file__), "num_cpus": os.cpu_count(),
+                   "library_build_type": "release",
+                   "ray_published": RAY_PUBLISHED}
+        with open(opts["benchmark_out"], "w") as f:
+            json.dump({"context": context, "benchmarks": entries}, f, indent=1)
+    return 0
+
+
 def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -200,19 +286,13 @@ def main() -> int:
                                                         "release"))
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--json", help="also write the figures to this file")
-    args = parser.parse_args()
-    cluster = Cluster(os.path.abspath(args.build))
-    try:
-        client = quiver.connect(cluster.dir, node=0)
-        baseline = {n.node: n.used for n in client.status().nodes}
-        g = bench_get_numpy(cluster, client, args.reps)
-        wait_used(client, baseline)
-        p = bench_put_frame(client, baseline, args.reps)
-        gc.collect()
-        s = bench_store(cluster, client, args.reps)
-        client.close()
-    finally:
-        cluster.down()
+    args, extra = parser.parse_known_args()
+    if extra:
+        if any(not a.startswith("--benchmark_") for a in extra):
+            parser.error(f"unknown option {extra[0]}")
+        return gbench_main(args, extra)
+    run = measure(args.build, args.reps, {"g", "p", "s"})
+    g, p, s = run["g"], run["p"], run["s"]
     lines: List[str] = [
         "quiver Python benchmark (medians; ratios against references of this run)",
         f"get+to_numpy 1 GiB column  {g['get_numpy_1GiB_us']:10.1f} us   "

@@ -28,6 +28,8 @@ const char* kPlasmaHw =
     "two IBM Power System IC922 with Alpha Data ADM-PCIE-9V3 FPGAs (ThymesisFlow); "
     "every benchmark single-threaded";
 const char* kThallus = "Chakraborty et al., Thallus (seeds/003)";
+const char* kRay = "Ray's release microbenchmarks (ray-project/ray, commit 08444c4c)";
+const char* kRayHw = "Ray's release-test machine (not measured here)";
 const char* kThallusHw =
     "client and server over InfiniBand RDMA (Thallium/Mochi); the paper gives no "
     "further detail of the machines";
@@ -82,6 +84,14 @@ std::vector<ProgramSpec> MakePrograms() {
        {min_time},
        {},
        55,
+       150,
+       ""},
+      {"python",
+       "the Python package: zero-copy get, DataFrame put and the store, against C++ "
+       "and memcpy (bench/python_bench.py)",
+       {"--reps=3"},
+       {},
+       60,
        150,
        ""},
       {"transport",
@@ -252,6 +262,22 @@ std::vector<Section> MakeSections() {
        "home daemon serves it over UCX into the reader's region) vs memcpy of "
        "the same bytes and vs SendTableFull of the same table.",
        ""});
+  s.push_back(
+      {"python", "Python: zero-copy reads, DataFrame puts and the store",
+       std::string(kRay) + " (release/perf_metrics/microbenchmark.json)", kRayHw,
+       "single_client_put_gigabytes 19.86 (GB/s, ray.put of large numpy arrays); "
+       "single_client_get_calls_Plasma_Store 10620.4 (ray.get of small objects per "
+       "second); single_client_put_calls_Plasma_Store 5173.3.",
+       "`import quiver` against a 3-node `quiver up` cluster: get + to_numpy of a "
+       "one-chunk int64 column of 1 GiB beside the same of 1 MiB (zero-copy is "
+       "flat) and beside C++ GetHugeTable of the same table; put of a 1 GiB "
+       "DataFrame of 8 numeric columns beside numpy.copyto of the same bytes into "
+       "memory already faulted in (one memcpy, the machine's best); store get + "
+       "release of 1000 x 1 kB objects and of one, beside ObjectStore::Get + "
+       "Release of the same ids from C++ (bench/python_bench_ref). Targets "
+       "(issue 28): 1 GiB vs 1 MiB <= 1.2x, vs C++ <= 3x, put >= 0.8 of memcpy, "
+       "1000 gets <= 2x C++, >= 100k single gets/s.",
+       ""});
   s.push_back({"ipc", "Arrow IPC write and read (Quiver's own)", "", "", "",
                "Writing the Figure 5.1 table (int64, int8, uint16) as an IPC stream and "
                "as an IPC file into preallocated memory, beside memcpy of the same "
@@ -298,6 +324,26 @@ std::vector<FigureSpec> MakeFigures() {
          std::string("BM_Flush1GiB/") + c.state + "/FlushRange" + arg, ms,
          "raw clflushopt loop", std::string("BM_Flush1GiB/") + c.state + "/raw" + arg, ms,
          Pub(c.value, c.quote, "Groet thesis, Table 5.2", kThesisHw)});
+  }
+
+  // The Python package (bench/python_bench.py).
+  {
+    add({"python", "python/get-numpy/1GiB-vs-1MiB", "get + to_numpy of a 1 GiB column",
+         "python", "BM_PyGetNumpy/1GiB", us, "the same of a 1 MiB column",
+         "BM_PyGetNumpy/1MiB", us, std::nullopt});
+    add({"python", "python/get-numpy/vs-cpp", "get + to_numpy of a 1 GiB column",
+         "python", "BM_PyGetNumpy/1GiB", us, "C++ GetHugeTable of the same table",
+         "BM_CppGetHugeTable/1GiB", us, std::nullopt});
+    add({"python", "python/put-frame", "put of a 1 GiB DataFrame (8 numeric columns)",
+         "python", "BM_PyPutFrame/1GiB", BytesPerSecond(), "memcpy of the same bytes",
+         "BM_Memcpy/1GiB", BytesPerSecond(),
+         Pub(19.86, "19.86 GB/s single-client put", kRay, kRayHw)});
+    add({"python", "python/store-get-1000", "store get + release of 1000 x 1 kB",
+         "python", "BM_PyStoreGet/1000x1kB", us, "the same from C++",
+         "BM_CppStoreGet/1000x1kB", us, std::nullopt});
+    add({"python", "python/store-get-one", "store get + release of one 1 kB object",
+         "python", "BM_PyStoreGetOne", us, "the same from C++", "BM_CppStoreGetOne", us,
+         Pub(1e6 / 10620.4, "10,620 gets/s", kRay, kRayHw)});
   }
 
   // The object store: Table I and Ray's microbenchmarks.
