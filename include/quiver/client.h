@@ -191,6 +191,12 @@ class Client final : public memory::RemoteAllocator {
   Result<TablePtr> Get(const std::string& name, const GetOptions& options = {});
   // A HugeTable: every chunk, ordered by first row, no gap or overlap.
   Result<TablePtr> GetHugeTable(const std::string& name, const GetOptions& options = {});
+  // The HugeTable a table name of an SQL statement stands for (`quiver sql`,
+  // Client.sql in Python): `name`, or else the one published table whose
+  // name differs from it only in ASCII case (DuckDB's names are not case
+  // sensitive). NotFound when none is, or several are; any other error
+  // says the table is published but unavailable, and why.
+  Result<TablePtr> GetTableForSql(const std::string& name);
 
   // The full-copy baseline: the table as an Arrow IPC stream with all its
   // data to every node in `nodes` (default: every other node), where the

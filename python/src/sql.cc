@@ -28,20 +28,14 @@ Result<std::shared_ptr<SqlState>> OpenSql(bool allow_files) {
 // lock-down's explanation when a query was refused by it (then
 // PermissionDenied, whatever DuckDB's error type), and why a published
 // table it names could not be read.
-Status SqlError(const Status& st, const std::map<std::string, std::string>& unavailable) {
+Status SqlError(const Status& st) {
   std::string text = st.message();
   StatusCode code = st.code();
-  const std::string& m = st.message();
   if (duckdb::RefusedByLockDown(st)) {
     code = StatusCode::kPermissionDenied;  // refused by the lock-down
     text +=
         "\nby default a query reaches only the cluster's tables, no file, extension or "
         "setting; allow_files=True lets it read and write files (docs/sql.md)";
-  }
-  for (const auto& [name, why] : unavailable) {
-    if (m.find(name) != std::string::npos) {
-      text += "\ntable " + name + " is published but unavailable: " + why;
-    }
   }
   return Status(code, text);
 }
@@ -85,53 +79,33 @@ std::shared_ptr<PyTable> RunSql(Session& s, const std::string& query, bool allow
 
   Status st;
   TablePtr result;
-  std::map<std::string, std::string> unavailable;
-  std::vector<std::string> registered;
-  // The views go with the query, however it ends: nothing stays pinned
-  // between queries.
-  struct Unregister {
+  // Published tables are fetched as the query names them (zero-copy
+  // HugeTables, as `quiver sql` reads them) and let go when it ends,
+  // however it ends: nothing stays pinned between queries.
+  st = conn->SetTableResolver(
+      [&client](const std::string& name) { return client.GetTableForSql(name); });
+  Check(st);
+  struct Drop {
     duckdb::Connection* conn;
-    std::vector<std::string>* names;
-    ~Unregister() {
+    ~Drop() {
       py::gil_scoped_release release;
-      for (const auto& name : *names) (void)conn->Unregister(name);
+      conn->DropResolved();
     }
-  } unregister{conn, &registered};
+  } drop{conn};
   RunInterruptible(
       [&] {
-        // Every published table this node can read, as `quiver sql` opens
-        // them: whole HugeTables (rows in order, no gap), zero-copy.
-        auto tables = client.List();
-        if (!tables.ok()) {
-          st = tables.status().WithContext("listing the tables");
-          return;
-        }
-        for (const auto& t : *tables) {
-          if (t.lost) {
-            unavailable[t.name] = "lost: " + t.lost_reason;
-            continue;
-          }
-          auto table = client.GetHugeTable(t.name);
-          if (!table.ok()) {
-            unavailable[t.name] = table.status().message();
-            continue;
-          }
-          st = conn->RegisterTable(t.name, *table);
-          if (!st.ok()) return;
-          registered.push_back(t.name);
-        }
         if (!publish) {
           auto r = conn->QueryTable(query);
           if (r.ok()) {
             result = std::move(*r);
           } else {
-            st = SqlError(r.status(), unavailable);
+            st = SqlError(r.status());
           }
           return;
         }
         auto reader = conn->QueryArrow(query);
         if (!reader.ok()) {
-          st = SqlError(reader.status(), unavailable);
+          st = SqlError(reader.status());
           return;
         }
         LoadOptions load;

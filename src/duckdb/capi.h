@@ -55,12 +55,15 @@ using duckdb_value = OpaqueHandle*;
 using duckdb_vector = OpaqueHandle*;
 using duckdb_prepared_statement = OpaqueHandle*;
 using duckdb_pending_result = OpaqueHandle*;
+using duckdb_replacement_scan_info = OpaqueHandle*;
 
 // duckdb_type: the one value Quiver creates a type from.
 using duckdb_type = int32_t;
 constexpr duckdb_type kTypeVarchar = 17;
 
 using duckdb_delete_callback_t = void (*)(void* data);
+using duckdb_replacement_callback_t = void (*)(duckdb_replacement_scan_info info,
+                                               const char* table_name, void* data);
 using duckdb_table_function_bind_t = void (*)(duckdb_bind_info info);
 using duckdb_table_function_init_t = void (*)(duckdb_init_info info);
 using duckdb_table_function_t = void (*)(duckdb_function_info info,
@@ -140,6 +143,7 @@ struct Api {
   duckdb_logical_type (*create_logical_type)(duckdb_type type);
   void (*destroy_logical_type)(duckdb_logical_type* type);
   char* (*get_varchar)(duckdb_value value);
+  duckdb_value (*create_varchar)(const char* text);
   void (*destroy_value)(duckdb_value* value);
   void (*destroy_data_chunk)(duckdb_data_chunk* chunk);
   idx_t (*data_chunk_get_column_count)(duckdb_data_chunk chunk);
@@ -168,6 +172,15 @@ struct Api {
   const char* (*error_data_message)(duckdb_error_data error);
   duckdb_error_type (*error_data_error_type)(duckdb_error_data error);
   void (*destroy_error_data)(duckdb_error_data* error);
+  // Replacement scans: what a name no table has stands for.
+  void (*add_replacement_scan)(duckdb_database db, duckdb_replacement_callback_t callback,
+                               void* extra_data, duckdb_delete_callback_t destroy);
+  void (*replacement_scan_set_function_name)(duckdb_replacement_scan_info info,
+                                             const char* function_name);
+  void (*replacement_scan_add_parameter)(duckdb_replacement_scan_info info,
+                                         duckdb_value parameter);
+  void (*replacement_scan_set_error)(duckdb_replacement_scan_info info,
+                                     const char* error);
   // Table functions.
   duckdb_table_function (*create_table_function)();
   void (*destroy_table_function)(duckdb_table_function* function);

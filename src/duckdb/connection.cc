@@ -44,9 +44,84 @@ Result<std::shared_ptr<ScanRegistry>> Database::GetScanRegistry(
   return registry_;
 }
 
+std::shared_ptr<TableResolution> Database::ExistingResolution() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return resolution_;
+}
+
+std::shared_ptr<TableResolution> Database::GetResolution() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (resolution_ == nullptr) {
+    auto r = std::make_shared<TableResolution>();
+    r->library = library_;
+    library_->api().add_replacement_scan(
+        db_, &TableResolution::Callback, new std::shared_ptr<TableResolution>(r),
+        [](void* data) { delete static_cast<std::shared_ptr<TableResolution>*>(data); });
+    resolution_ = std::move(r);
+  }
+  return resolution_;
+}
+
+// ---- Tables resolved by name ----
+
+void TableResolution::DropResolved(uint64_t id, bool closing) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (id != conn_id || registry == nullptr) return;
+  for (const auto& key : keys) registry->Remove(key);
+  keys.clear();
+  if (closing) {
+    conn = nullptr;
+    conn_id = 0;
+    resolver = nullptr;
+  }
+}
+
+void TableResolution::Set(capi::duckdb_connection c, uint64_t id,
+                          Connection::TableResolver r) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (registry != nullptr) {
+    for (const auto& key : keys) registry->Remove(key);
+  }
+  keys.clear();
+  conn = c;
+  conn_id = id;
+  resolver = std::move(r);
+}
+
+void TableResolution::Callback(capi::duckdb_replacement_scan_info info, const char* name,
+                               void* data) {
+  TableResolution& r = **static_cast<std::shared_ptr<TableResolution>*>(data);
+  const capi::Api& api = r.library->api();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.resolver || r.registry == nullptr) return;
+  auto fail = [&](const Status& st) {
+    api.replacement_scan_set_error(info, st.message().c_str());
+  };
+  auto table = r.resolver(name);
+  if (!table.ok()) {
+    if (!table.status().IsNotFound()) {
+      fail(table.status());
+    }
+    return;
+  }
+  auto source = ScanSource::Make(r.library, r.conn, r.conn_id, name, nullptr, *table);
+  if (!source.ok()) return fail(source.status());
+  std::string key = r.registry->Add(std::move(*source));
+  r.keys.push_back(key);
+  api.replacement_scan_set_function_name(info, kScanFunctionName);
+  capi::duckdb_value value = api.create_varchar(key.c_str());
+  api.replacement_scan_add_parameter(info, value);
+  api.destroy_value(&value);
+}
+
 // ---- Connection state ----
 
+void Connection::State::StatementStarts() const {
+  if (auto r = db->ExistingResolution()) r->DropResolved(id);
+}
+
 Status Connection::State::Query(const std::string& sql, capi::duckdb_result* out) const {
+  StatementStarts();
   if (api().query(conn, sql.c_str(), out) == capi::kDuckDBSuccess) return Status::OK();
   Status st = FromDuckDBError(api().result_error_type(out), api().result_error(out),
                               "DuckDB query failed");
@@ -59,6 +134,7 @@ Status Connection::State::PrepareStreaming(const std::string& sql,
                                            capi::duckdb_pending_result* pending) const {
   *prepared = nullptr;
   *pending = nullptr;
+  StatementStarts();
   Status st;
   if (api().prepare(conn, sql.c_str(), prepared) != capi::kDuckDBSuccess) {
     st = FromDuckDBError(capi::kErrorInvalid, api().prepare_error(*prepared),
@@ -96,6 +172,8 @@ Result<std::unique_ptr<Connection>> Connection::Open(std::shared_ptr<Database> d
 }
 
 Connection::~Connection() {
+  // Its resolver, if it has the database's, answers for no one now.
+  if (auto r = state_->db->ExistingResolution()) r->DropResolved(state_->id, true);
   // The views name registry keys: they go first, then the sources. A
   // destructor cannot report a failure; Unregister() can.
   for (const auto& [name, key] : registrations_) {
@@ -211,6 +289,23 @@ Status Connection::RegisterTable(const std::string& name, TablePtr table) {
   if (table == nullptr) return Status::Invalid("cannot register a null table");
   return Register(name, nullptr, std::move(table));
 }
+
+Status Connection::SetTableResolver(TableResolver resolver) {
+  QUIVER_ASSIGN_OR_RAISE(auto registry, state_->db->GetScanRegistry(state_->conn));
+  auto r = state_->db->GetResolution();
+  {
+    std::lock_guard<std::mutex> lock(r->mu);
+    r->registry = std::move(registry);
+  }
+  if (resolver) {
+    r->Set(state_->conn, state_->id, std::move(resolver));
+  } else {
+    r->Set(nullptr, 0, nullptr);
+  }
+  return Status::OK();
+}
+
+void Connection::DropResolved() { state_->StatementStarts(); }
 
 Status Connection::Unregister(const std::string& name) {
   auto it = registrations_.find(name);

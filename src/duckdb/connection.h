@@ -13,6 +13,7 @@
 // so they may outlive the Connection object.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +26,7 @@
 namespace quiver::duckdb {
 
 class ScanRegistry;
+struct TableResolution;
 
 // An in-memory DuckDB database, closed when the last holder lets it go.
 class Database {
@@ -44,13 +46,18 @@ class Database {
   // The sources behind the database's quiver_scan views; registers the
   // table function (through `conn`) on first use.
   Result<std::shared_ptr<ScanRegistry>> GetScanRegistry(capi::duckdb_connection conn);
+  // The database's replacement scan (Connection::SetTableResolver),
+  // installed in DuckDB on first use.
+  std::shared_ptr<TableResolution> GetResolution();
+  std::shared_ptr<TableResolution> ExistingResolution();  // null if none yet
 
  private:
   Database() = default;
   std::shared_ptr<const Library> library_;
   capi::duckdb_database db_ = nullptr;
   std::mutex mu_;
-  std::shared_ptr<ScanRegistry> registry_;  // null until first used
+  std::shared_ptr<ScanRegistry> registry_;       // null until first used
+  std::shared_ptr<TableResolution> resolution_;  // null until first used
 };
 
 class Connection {
@@ -106,6 +113,21 @@ class Connection {
   Status RegisterTable(const std::string& name, TablePtr table);
   // Drops the view and the source registered as `name`.
   Status Unregister(const std::string& name);
+
+  // Finds the table a name stands for, when a statement names one that no
+  // table or view of the database has. NotFound: DuckDB says the table does
+  // not exist; any other error fails the statement with its message.
+  using TableResolver = std::function<Result<TablePtr>(const std::string& name)>;
+  // Makes `resolver` answer for the names statements of this connection use
+  // and nothing has (DuckDB's replacement scans): a table is fetched only
+  // when a statement names it, and held until the next statement of this
+  // connection starts (or the connection goes): a statement holds only
+  // what it reads. One resolver per database, the last one set; it runs on
+  // the thread that runs the statement. Null removes it.
+  Status SetTableResolver(TableResolver resolver);
+  // Lets go now of what the last statement resolved (its results stay
+  // valid: they hold what they read).
+  void DropResolved();
 
   // The DuckDB state a connection shares with the readers it returns.
   struct State;

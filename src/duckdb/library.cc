@@ -62,6 +62,11 @@ Status ResolveAll(void* h, const std::string& path, capi::Api* api) {
   QUIVER_DUCKDB_RESOLVE(create_logical_type);
   QUIVER_DUCKDB_RESOLVE(destroy_logical_type);
   QUIVER_DUCKDB_RESOLVE(get_varchar);
+  QUIVER_DUCKDB_RESOLVE(create_varchar);
+  QUIVER_DUCKDB_RESOLVE(add_replacement_scan);
+  QUIVER_DUCKDB_RESOLVE(replacement_scan_set_function_name);
+  QUIVER_DUCKDB_RESOLVE(replacement_scan_add_parameter);
+  QUIVER_DUCKDB_RESOLVE(replacement_scan_set_error);
   QUIVER_DUCKDB_RESOLVE(destroy_value);
   QUIVER_DUCKDB_RESOLVE(destroy_data_chunk);
   QUIVER_DUCKDB_RESOLVE(data_chunk_get_column_count);

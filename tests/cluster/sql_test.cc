@@ -61,6 +61,10 @@ TEST_F(SqlTest, QueriesFromEveryNodeMatchDuckDB) {
     Ran r = Sql({"--node", node, "--format", "csv", "SELECT count(*), sum(v) FROM t1"});
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_EQ(CsvBody(r.out), "1000,499500\n");  // sum of 0..999
+    // SQL names are not case sensitive: T1 is t1.
+    r = Sql({"--node", node, "--format", "csv", "SELECT count(*) FROM T1"});
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_EQ(CsvBody(r.out), "1000\n");
     r = Sql({"--node", node, "--format", "csv", group});
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_EQ(CsvBody(r.out), CsvBody(expect.out));

@@ -484,6 +484,51 @@ TEST_F(DuckDBScanTest, RegisteredBuffersOutliveTheSourceTable) {
   EXPECT_EQ(Row(**result)[1], std::to_string(Count(source_->str)));
 }
 
+// A name no view has is resolved when a statement uses it (DuckDB's
+// replacement scan), and the table is held only until the next statement.
+TEST_F(DuckDBScanTest, NamesAreResolvedWhenAStatementUsesThem) {
+  std::vector<std::string> asked;
+  std::weak_ptr<Table> held;
+  ASSERT_TRUE(conn_
+                  ->SetTableResolver([&](const std::string& name) -> Result<TablePtr> {
+                    asked.push_back(name);
+                    if (name == "lazy") {
+                      QUIVER_ASSIGN_OR_RAISE(auto fresh, MakeSourceTable(*source_, 1000));
+                      held = fresh;
+                      return fresh;
+                    }
+                    if (name == "down")
+                      return Status::Unavailable("node 2 does not answer");
+                    return Status::NotFound("no table '", name, "' is published");
+                  })
+                  .ok());
+  ASSERT_TRUE(conn_->QueryTable("SELECT 1").ok());
+  EXPECT_TRUE(asked.empty()) << "a statement naming no table fetched one";
+  auto r = conn_->QueryTable("SELECT COUNT(*) FROM lazy");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Row(**r)[0], std::to_string(kScanRows));
+  EXPECT_EQ(asked, std::vector<std::string>{"lazy"});
+  EXPECT_FALSE(held.expired()) << "let go before the next statement";
+  ASSERT_TRUE(conn_->QueryTable("SELECT 2").ok());
+  EXPECT_TRUE(held.expired()) << "still held after the next statement started";
+  auto missing = conn_->QueryTable("SELECT * FROM nosuch");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("nosuch"), std::string::npos)
+      << missing.status().ToString();
+  auto down = conn_->QueryTable("SELECT * FROM down");
+  ASSERT_FALSE(down.ok());
+  EXPECT_NE(down.status().message().find("node 2 does not answer"), std::string::npos)
+      << down.status().ToString();
+  // A registered view comes first; a null resolver answers no more.
+  ASSERT_TRUE(conn_->RegisterTable("lazy", *table_).ok());
+  asked.clear();
+  ASSERT_TRUE(conn_->QueryTable("SELECT COUNT(*) FROM lazy").ok());
+  EXPECT_TRUE(asked.empty());
+  ASSERT_TRUE(conn_->SetTableResolver(nullptr).ok());
+  EXPECT_FALSE(conn_->QueryTable("SELECT * FROM other").ok());
+  EXPECT_TRUE(asked.empty());
+}
+
 }  // namespace
 }  // namespace quiver
 

@@ -4,10 +4,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <future>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
 
 #include "attach.h"
@@ -31,49 +30,21 @@ class SqlSession {
              SqlFormat format)
       : client_(std::move(client)), conn_(std::move(conn)), format_(format) {}
 
-  // Makes every published table a view of its name: zero-copy, the view
-  // scans the chunks where they are in cluster memory. Lost tables are
-  // remembered to explain a query that names them. Called again before each
-  // interactive statement: tables published since are added, removed ones
-  // dropped (their pins released), and one published again under its name
-  // (other chunks or rows) opened again.
-  Status RegisterTables() {
-    QUIVER_ASSIGN_OR_RAISE(auto tables, client_->List());
-    std::set<std::string> listed;
-    unavailable_.clear();
-    for (const auto& t : tables) {
-      listed.insert(t.name);
-      if (t.lost) {
-        unavailable_[t.name] = "lost: " + t.lost_reason;
-        Forget(t.name);
-        continue;
-      }
-      auto seen = registered_.find(t.name);
-      if (seen != registered_.end() && seen->second == std::pair{t.chunks, t.rows})
-        continue;
-      // Every table as a HugeTable (a whole table's chunks start at row 0
-      // and follow each other): rows in order, and a gap (a chunk not yet
-      // published) or an overlap makes it unavailable rather than partial.
-      auto table = client_->GetHugeTable(t.name);
-      if (table.ok()) {
-        QUIVER_RETURN_NOT_OK(conn_->RegisterTable(t.name, *table));
-        registered_[t.name] = {t.chunks, t.rows};
-      } else {
-        unavailable_[t.name] = table.status().message();
-        Forget(t.name);
-      }
-    }
-    std::vector<std::string> gone;
-    for (const auto& [name, seen] : registered_) {
-      if (listed.count(name) == 0) gone.push_back(name);
-    }
-    for (const auto& name : gone) Forget(name);
-    return Status::OK();
+  // Every published table is a table of the statements: a name no table of
+  // DuckDB has is looked up in the cluster when a statement uses it, and the
+  // table (a HugeTable: rows in order; a gap or an overlap makes it
+  // unavailable rather than partial) is scanned zero-copy where its chunks
+  // are, pinned while the statement runs. A statement pins only what it
+  // names, and always sees what is published when it starts.
+  Status ResolveTables() {
+    return conn_->SetTableResolver(
+        [this](const std::string& name) { return client_->GetTableForSql(name); });
   }
 
   // Runs `sql` and prints its result; returns the exit code.
   int Run(const std::string& sql) {
     auto result = conn_->QueryTable(sql);
+    conn_->DropResolved();  // the result holds what it read
     if (!result.ok()) return SqlError(result.status());
     const int width = isatty(fileno(stdout)) ? TerminalWidth() : 0;
     Status st = WriteSqlResult(**result, format_, width, stdout);
@@ -114,7 +85,6 @@ class SqlSession {
       if (statement.empty() && trimmed[0] == '.') {
         if (trimmed == ".quit" || trimmed == ".exit") return code;
         if (trimmed == ".tables") {
-          Refresh();
           ListTables();
         } else {
           std::fprintf(stderr, "quiver: sql: unknown command %s (.tables, .quit)\n",
@@ -125,10 +95,10 @@ class SqlSession {
       }
       statement += line + "\n";
       if (trimmed.back() != ';') continue;
-      if (RunFresh(statement) != kExitOk) code = kExitFailed;
+      if (Run(statement) != kExitOk) code = kExitFailed;
       statement.clear();
     }
-    if (!Trim(statement).empty() && RunFresh(statement) != kExitOk) code = kExitFailed;
+    if (!Trim(statement).empty() && Run(statement) != kExitOk) code = kExitFailed;
     if (tty) std::fputs("\n", stdout);
     return code;
   }
@@ -139,29 +109,27 @@ class SqlSession {
     if (b == std::string::npos) return "";
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
   }
-  // The tables as they are now; a failure to list them is said and the
-  // session goes on with those it has.
-  void Refresh() {
-    Status st = RegisterTables();
-    if (!st.ok()) {
-      std::fprintf(stderr, "quiver: sql: listing the tables: %s\n",
-                   Escape(st.message()).c_str());
-    }
-  }
-  int RunFresh(const std::string& sql) {
-    Refresh();
-    return Run(sql);
-  }
-
   static int TerminalWidth() {
     winsize ws{};
     return ioctl(fileno(stdout), TIOCGWINSZ, &ws) == 0 ? ws.ws_col : 0;
   }
 
   void ListTables() {
-    for (const auto& [n, seen] : registered_) std::printf("%s\n", Escape(n).c_str());
-    for (const auto& [n, why] : unavailable_) {
-      std::printf("%s (unavailable: %s)\n", Escape(n).c_str(), Escape(why).c_str());
+    auto tables = client_->List();
+    if (!tables.ok()) {
+      std::fprintf(stderr, "quiver: sql: listing the tables: %s\n",
+                   Escape(tables.status().message()).c_str());
+      return;
+    }
+    for (const auto& t : *tables) {
+      std::string why =
+          t.lost ? "lost: " + t.lost_reason : (t.incomplete ? t.incomplete_reason : "");
+      if (why.empty()) {
+        std::printf("%s\n", Escape(t.name).c_str());
+      } else {
+        std::printf("%s (unavailable: %s)\n", Escape(t.name).c_str(),
+                    Escape(why).c_str());
+      }
     }
     std::fflush(stdout);
   }
@@ -183,25 +151,12 @@ class SqlSession {
                    "no file, extension or setting; --allow-files lets it read and write "
                    "files (docs/sql.md)\n");
     }
-    for (const auto& [name, why] : unavailable_) {
-      if (st.message().find(name) != std::string::npos) {
-        std::fprintf(stderr, "quiver: sql: table %s is published but unavailable: %s\n",
-                     Escape(name).c_str(), Escape(why).c_str());
-      }
-    }
     return kExitFailed;
   }
 
   std::unique_ptr<Client> client_;
   std::unique_ptr<duckdb::Connection> conn_;
   SqlFormat format_;
-  // Drops the view of `name` (if any) and the table it held.
-  void Forget(const std::string& name) {
-    if (registered_.erase(name) > 0) (void)conn_->Unregister(name);
-  }
-
-  std::map<std::string, std::pair<uint32_t, uint64_t>> registered_;  // -> chunks, rows
-  std::map<std::string, std::string> unavailable_;                   // name -> why
 };
 
 }  // namespace
@@ -227,18 +182,22 @@ int SqlCommand(const Args& in) {
                  "or a pipe\n");
     return kExitBadInput;
   }
+  // DuckDB loads (a 50 MB library) while the cluster is attached.
+  auto opening = std::async(
+      std::launch::async, [allow_files]() -> Result<std::unique_ptr<duckdb::Connection>> {
+        QUIVER_ASSIGN_OR_RAISE(auto db, duckdb::Database::Open());
+        QUIVER_ASSIGN_OR_RAISE(auto conn, duckdb::Connection::Open(db));
+        QUIVER_RETURN_NOT_OK(duckdb::LockDown(conn.get(), allow_files));
+        return conn;
+      });
   int code = kExitOk;
   auto attached = AttachCluster("sql", &args, &code);
+  auto conn = opening.get();
   if (!attached) return code;
-  auto db = duckdb::Database::Open();
-  if (!db.ok()) return Fail("sql: DuckDB", db.status(), kExitFailed);
-  auto conn = duckdb::Connection::Open(*db);
   if (!conn.ok()) return Fail("sql: DuckDB", conn.status(), kExitFailed);
-  Status locked = duckdb::LockDown(conn->get(), allow_files);
-  if (!locked.ok()) return Fail("sql: DuckDB", locked, kExitFailed);
   SqlSession session(std::move(attached->client), std::move(*conn), *format);
-  Status st = session.RegisterTables();
-  if (!st.ok()) return Fail("sql: listing the tables", st, kExitFailed);
+  Status st = session.ResolveTables();
+  if (!st.ok()) return Fail("sql: DuckDB", st, kExitFailed);
   if (!publish.empty()) return session.Publish(args[0], publish);
   if (args.empty()) return session.Interactive();
   return session.Run(args[0]);
