@@ -197,6 +197,11 @@ class Client final : public memory::RemoteAllocator {
   // sensitive). NotFound when none is, or several are; any other error
   // says the table is published but unavailable, and why.
   Result<TablePtr> GetTableForSql(const std::string& name);
+  // OK if no table is published as `name` now; AlreadyExists naming it and
+  // how to remove it otherwise. Checked before work whose result would be
+  // published under the name (put, sql --publish), so that a taken name
+  // fails at once; Publish refuses a taken name whatever was checked.
+  Status CheckNameFree(const std::string& name);
 
   // The full-copy baseline: the table as an Arrow IPC stream with all its
   // data to every node in `nodes` (default: every other node), where the

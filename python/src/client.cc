@@ -155,14 +155,7 @@ py::dict Put(Session& s, const std::string& name, py::object source,
              std::optional<std::vector<uint32_t>> nodes, uint64_t chunk_bytes) {
   SessionUse use(s);
   Client& client = use.client();
-  for (const auto& t : Unwrap(Blocking([&] { return client.List(); }))) {
-    if (t.name == name) {
-      ThrowClass("AlreadyExists",
-                 "a table named " + name + " is already published (`quiver rm " + name +
-                     "` removes it)",
-                 "AlreadyExists");
-    }
-  }
+  Check(Blocking([&] { return client.CheckNameFree(name); }));
   std::shared_ptr<RecordBatchReader> reader = ReaderOfSource(source);
   LoadOptions load;
   if (nodes) {

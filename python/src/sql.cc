@@ -94,6 +94,10 @@ std::shared_ptr<PyTable> RunSql(Session& s, const std::string& query, bool allow
   } drop{conn};
   RunInterruptible(
       [&] {
+        if (publish) {
+          st = client.CheckNameFree(*publish);  // before the query runs
+          if (!st.ok()) return;
+        }
         if (!publish) {
           auto r = conn->QueryTable(query);
           if (r.ok()) {

@@ -49,6 +49,12 @@ TEST_F(SqlTest, QueriesFromEveryNodeMatchDuckDB) {
       Sql({"--publish", "nums", "SELECT range AS x, range % 7 AS k FROM range(10000)"});
   ASSERT_EQ(pub.code, 0) << pub.out;
   EXPECT_NE(pub.out.find("published nums: 10000 rows"), std::string::npos) << pub.out;
+  // A taken name is refused before the query runs (it would fail if run).
+  Ran again = Sql({"--publish", "nums", "SELECT error('the query ran')"});
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(again.out.find("a table named nums is already published"), std::string::npos)
+      << again.out;
+  EXPECT_EQ(again.out.find("the query ran"), std::string::npos) << again.out;
 
   const std::string group = "SELECT k, count(*), sum(x) FROM nums GROUP BY k ORDER BY k";
   Ran expect = Sql({"--format", "csv",

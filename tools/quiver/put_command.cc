@@ -270,17 +270,8 @@ int PutCommand(const Args& in) {
   auto attached = AttachCluster("put", &args, &code);
   if (!attached) return code;
   Client& client = *attached->client;
-  auto tables = client.List();
-  if (!tables.ok()) return Fail("put: listing the tables", tables.status(), kExitFailed);
-  for (const auto& t : *tables) {
-    if (t.name == name) {
-      std::fprintf(stderr,
-                   "quiver: put: a table named %s is already published (`quiver rm %s` "
-                   "removes it)\n",
-                   Escape(name).c_str(), Escape(name).c_str());
-      return kExitFailed;
-    }
-  }
+  Status free = client.CheckNameFree(name);
+  if (!free.ok()) return Fail("put", free, kExitFailed);
 
   // The rows, as a reader: DuckDB streaming its reader's result, or the
   // IPC files themselves.

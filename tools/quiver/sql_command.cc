@@ -54,6 +54,8 @@ class SqlSession {
   // Runs `sql` and publishes its result as `name`, copied into this node's
   // memory (DuckDB's result lives in DuckDB's heap).
   int Publish(const std::string& sql, const std::string& name) {
+    Status free = client_->CheckNameFree(name);  // before the query runs
+    if (!free.ok()) return Fail("sql: --publish " + name, free, kExitFailed);
     auto result = conn_->QueryArrow(sql);
     if (!result.ok()) return SqlError(result.status());
     LoadOptions load;

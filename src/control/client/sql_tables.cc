@@ -1,4 +1,5 @@
-// Client::GetTableForSql: what a table name in an SQL statement reads.
+// Client::GetTableForSql (what a table name in an SQL statement reads) and
+// Client::CheckNameFree (a name a result is about to be published under).
 #include <algorithm>
 #include <cctype>
 
@@ -35,6 +36,18 @@ Result<TablePtr> Client::GetTableForSql(const std::string& name) {
   auto other = GetHugeTable(*match);
   if (other.ok() || other.status().IsNotFound()) return other;
   return other.status().WithContext("table " + *match + " is published but unavailable");
+}
+
+Status Client::CheckNameFree(const std::string& name) {
+  QUIVER_ASSIGN_OR_RAISE(auto listed, List());
+  for (const auto& t : listed) {
+    if (t.name == name) {
+      return Status::AlreadyExists("a table named ", name,
+                                   " is already published (`quiver rm ", name,
+                                   "` removes it)");
+    }
+  }
+  return Status::OK();
 }
 
 }  // namespace quiver
