@@ -55,18 +55,9 @@ std::string Escape(std::string_view text);
 std::string EscapeText(std::string_view text, bool (*plain)(uint8_t),
                        std::string (*escaped)(uint8_t));
 
-// Parses "--name=value" or "--name value" options out of args; returns the
-// value or `fallback`. Removes the option from args.
-std::string TakeOption(Args* args, const std::string& name, const std::string& fallback);
-bool TakeFlag(Args* args, const std::string& name);
 // From now on SIGINT and SIGTERM only set a flag (no SA_RESTART: blocking
 // calls return EINTR); long commands poll Interrupted() and clean up.
 void CatchInterrupts();
 bool Interrupted();
-
-// Takes "--name N" as a whole number in [0, max]; `fallback` when absent.
-// Invalid names the option and the text otherwise.
-Result<uint64_t> TakeCount(Args* args, const std::string& name, uint64_t fallback,
-                           uint64_t max);
 
 }  // namespace quiver::cli

@@ -20,13 +20,6 @@ namespace quiver::cli {
 
 namespace {
 
-// Every argument left must be positional and there must be `n` of them.
-bool Positional(const Args& args, size_t n) {
-  return args.size() == n && std::none_of(args.begin(), args.end(), [](const auto& a) {
-           return a.rfind("--", 0) == 0;
-         });
-}
-
 // Writes `table` to `path` in the format its extension names: Arrow IPC
 // (.arrow, .ipc, .feather: file format; .arrows: stream format) by Quiver,
 // Parquet, CSV and JSON by DuckDB's writers.
@@ -82,15 +75,16 @@ Status WriteByExtension(const TablePtr& table, const std::string& name,
 
 }  // namespace
 
-int LsCommand(const Args& in) {
-  Args args = in;
+int LsCommand(const Args& args) {
+  CommandLine cl("ls", "[OPTIONS]",
+                 "The published tables of the cluster of `quiver up`: rows, chunks, "
+                 "nodes, state.");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags);
+  if (auto code = cl.Parse(args)) return *code;
   int code = kExitOk;
-  auto attached = AttachCluster("ls", &args, &code);
+  auto attached = AttachCluster("ls", flags, &code);
   if (!attached) return code;
-  if (!Positional(args, 0)) {
-    std::fputs("usage: quiver ls [--dir D] [--node N]\n", stderr);
-    return kExitBadInput;
-  }
   auto tables = attached->client->List();
   if (!tables.ok()) return Fail("ls", tables.status(), kExitFailed);
   std::sort(tables->begin(), tables->end(),
@@ -119,15 +113,18 @@ int LsCommand(const Args& in) {
 }
 
 int RmCommand(const Args& in) {
-  Args args = in;
+  CommandLine cl("rm", "[OPTIONS] NAME...",
+                 "Unpublish tables (their memory returns when no one reads them).");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags, /*with_node=*/false);
+  Args names;
+  cl.Positionals("NAME", &names, "the tables to unpublish");
+  if (auto code = cl.Parse(in)) return *code;
+  if (names.empty()) return cl.Usage("no table named");
   int code = kExitOk;
-  auto attached = AttachCluster("rm", &args, &code);
+  auto attached = AttachCluster("rm", flags, &code);
   if (!attached) return code;
-  if (args.empty() || !Positional(args, args.size())) {
-    std::fputs("usage: quiver rm [--dir D] NAME...\n", stderr);
-    return kExitBadInput;
-  }
-  for (const auto& name : args) {
+  for (const auto& name : names) {
     Status st = attached->client->Unpublish(name);
     if (!st.ok()) {
       code = Fail("rm " + name, st, st.IsNotFound() ? kExitBadInput : kExitFailed);
@@ -139,26 +136,25 @@ int RmCommand(const Args& in) {
 }
 
 int GetCommand(const Args& in) {
-  Args args = in;
-  std::string out = TakeOption(&args, "output", "");
-  for (size_t i = 0; i + 1 < args.size(); ++i) {  // -o FILE
-    if (args[i] == "-o") {
-      out = args[i + 1];
-      args.erase(args.begin() + static_cast<long>(i),
-                 args.begin() + static_cast<long>(i) + 2);
-      break;
-    }
+  CommandLine cl("get", "[OPTIONS] NAME -o FILE",
+                 "Write a published table to FILE in the format its name gives: "
+                 "Arrow IPC (.arrow .ipc .feather; .arrows: stream), .parquet, .csv, "
+                 ".json.");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags);
+  std::string out;
+  cl.Text("-o,--output", &out, "the file to write (required)")->type_name("FILE");
+  Args args;
+  cl.Positionals("NAME", &args, "the table");
+  if (auto code = cl.Parse(in)) return *code;
+  if (args.size() != 1 || out.empty()) {
+    return cl.Usage(args.size() > 1 ? "one table at a time"
+                    : args.empty()  ? "which table?"
+                                    : "-o FILE is missing");
   }
   int code = kExitOk;
-  auto attached = AttachCluster("get", &args, &code);
+  auto attached = AttachCluster("get", flags, &code);
   if (!attached) return code;
-  if (!Positional(args, 1) || out.empty()) {
-    std::fputs(
-        "usage: quiver get [--dir D] [--node N] NAME -o FILE (.arrow .arrows .ipc "
-        ".feather .parquet .csv .json)\n",
-        stderr);
-    return kExitBadInput;
-  }
   const std::string& name = args[0];
   auto table = attached->client->GetHugeTable(name);
   if (!table.ok()) {
