@@ -2,6 +2,7 @@
 // one line per option on stdout (exit 0), and refuses an unknown option in
 // one line on stderr (exit 2): tools/quiver/cli_parse.h.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <sstream>
@@ -32,7 +33,7 @@ int OptionLines(const std::string& text) {
 }
 
 class HelpTest : public testing::TempDirTest {
- protected:
+ public:
   HelpRan Run(const std::vector<std::string>& args) {
     return testing::RunQuiver(args, dir_);
   }
@@ -113,6 +114,52 @@ TEST_F(HelpTest, SqlHelpOnlyBeforeTheQuery) {
   EXPECT_EQ(after.code, 2) << after.err;
   EXPECT_EQ(after.out.find("usage"), std::string::npos) << after.out;
   EXPECT_NE(after.err.find("one QUERY"), std::string::npos) << after.err;
+}
+
+// docs/cli.md's rule: 1 for what the cluster answers at run time (no
+// cluster, no table of that name), 2 for what is wrong before it is asked.
+TEST_F(HelpTest, ExitCodesFollowOneRule) {
+  const std::string state = dir_ + "/state", file = dir_ + "/f.arrow";
+  for (const char* command : {"down", "ls", "status"}) {
+    HelpRan r = Run({command, "--dir", state});
+    EXPECT_EQ(r.code, 1) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("no cluster in " + state), std::string::npos) << r.err;
+  }
+  HelpRan r = Run({"get", "--dir", state, "nosuch", "-o", file});
+  EXPECT_EQ(r.code, 1) << r.err;
+  // An output name of no known format is bad input, with or without a
+  // cluster.
+  r = Run({"get", "--dir", state, "t", "-o", dir_ + "/x.xlsx"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("x.xlsx: the format is not known"), std::string::npos) << r.err;
+
+  ASSERT_EQ(Run({"up", "--nodes", "2", "--size", "64M", "--dir", state}).code, 0);
+  struct Down {
+    HelpTest* t;
+    std::string state;
+    ~Down() { (void)t->Run({"down", "--dir", state}); }
+  } down{this, state};
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"get", "--dir", state, "nosuch", "-o", file},
+        std::vector<std::string>{"rm", "--dir", state, "nosuch"}}) {
+    r = Run(args);
+    EXPECT_EQ(r.code, 1) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("quiver: " + args[0] + ": no table 'nosuch' is published"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("unix:"), std::string::npos) << r.err;  // no socket address
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_NE(access(file.c_str(), F_OK), 0) << "get of no table wrote " << file;
+  r = Run({"get", "--dir", state, "t", "-o", dir_ + "/x.xlsx"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  r = Run({"ls", "--dir", state, "--node", "5"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("no node 5"), std::string::npos) << r.err;
+  r = Run({"ls", "--dir", state});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Run({"down", "--dir", state}).code, 0);
+  EXPECT_EQ(Run({"down", "--dir", state}).code, 1);  // nothing left to stop
 }
 
 TEST_F(HelpTest, TopLevelHelpStays) {

@@ -1,8 +1,17 @@
 // The `quiver` command line: one function per subcommand.
 //
-// Exit codes: 0 success; 1 the command ran but its check failed (a demo
-// mismatch); 2 bad usage or bad input (unreadable or malformed files), with
-// one clear line on stderr.
+// Exit codes, one rule for every command (docs/cli.md), each failure one
+// clear line on stderr naming the user's objects:
+//   0 success;
+//   1 the command line was right but the command failed at run time: what
+//     the cluster holds or does was not what it needed (no cluster in the
+//     state directory, a daemon down or dying, no table or store object of
+//     that name, a name already published, no room, a query DuckDB refuses,
+//     a failed write) or its check failed (a demo or chaos mismatch);
+//   2 bad usage or bad input, found before the cluster is asked: an unknown
+//     option, a bad or missing value or argument (cli_parse.h), a --node the
+//     cluster's configuration does not have, a file that is missing,
+//     unreadable or malformed, an output name of no known format.
 #pragma once
 
 #include <cstdint>

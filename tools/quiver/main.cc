@@ -144,7 +144,8 @@ commands:
   help                         this text; `quiver COMMAND --help` (or -h) lists
                                the command's options, one line each
 
-exit codes: 0 ok, 1 a check failed, 2 bad usage or bad input
+exit codes: 0 ok; 1 failed at run time (no cluster, no such table, a daemon
+down, no room, a check failed); 2 bad usage or bad input (docs/cli.md)
 )";
 
 }  // namespace

@@ -20,37 +20,47 @@ namespace quiver::cli {
 
 namespace {
 
-// Writes `table` to `path` in the format its extension names: Arrow IPC
-// (.arrow, .ipc, .feather: file format; .arrows: stream format) by Quiver,
-// Parquet, CSV and JSON by DuckDB's writers.
-Status WriteByExtension(const TablePtr& table, const std::string& name,
-                        const std::string& path, const std::string& tmp) {
+constexpr const char* kIpcFile = "ipc file";
+constexpr const char* kIpcStream = "ipc stream";
+
+// How the name of `path` says to write it: kIpcFile (.arrow, .ipc,
+// .feather), kIpcStream (.arrows), or DuckDB's COPY options (Parquet, CSV,
+// JSON). Invalid for any other name: bad input, found before the cluster
+// is asked.
+Result<std::string> OutputFormatOf(const std::string& path) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (EndsWith(lower, ".arrows")) return std::string(kIpcStream);
   if (EndsWith(lower, ".arrow") || EndsWith(lower, ".ipc") ||
-      EndsWith(lower, ".feather") || EndsWith(lower, ".arrows")) {
+      EndsWith(lower, ".feather")) {
+    return std::string(kIpcFile);
+  }
+  if (EndsWith(lower, ".parquet") || EndsWith(lower, ".pq")) {
+    return std::string("FORMAT parquet");
+  }
+  if (EndsWith(lower, ".csv")) return std::string("FORMAT csv, HEADER true");
+  if (EndsWith(lower, ".json") || EndsWith(lower, ".jsonl") ||
+      EndsWith(lower, ".ndjson")) {
+    return std::string("FORMAT json");
+  }
+  return Status::Invalid(path,
+                         ": the format is not known by the file's name (.arrow, .arrows, "
+                         ".ipc, .feather, .parquet, .csv, .json)");
+}
+
+// Writes `table` to `tmp` in `format` (OutputFormatOf): Arrow IPC by
+// Quiver, Parquet, CSV and JSON by DuckDB's writers.
+Status WriteAs(const TablePtr& table, const std::string& name, const std::string& format,
+               const std::string& tmp) {
+  if (format == kIpcFile || format == kIpcStream) {
     QUIVER_ASSIGN_OR_RAISE(auto out, io::FileOutputStream::Open(tmp));
     QUIVER_RETURN_NOT_OK(ipc::WriteTable(
-        *table,
-        EndsWith(lower, ".arrows") ? ipc::IpcFormat::kStream : ipc::IpcFormat::kFile,
+        *table, format == kIpcStream ? ipc::IpcFormat::kStream : ipc::IpcFormat::kFile,
         out.get()));
     return out->Close();
   }
-  std::string options;
-  if (EndsWith(lower, ".parquet") || EndsWith(lower, ".pq")) {
-    options = "FORMAT parquet";
-  } else if (EndsWith(lower, ".csv")) {
-    options = "FORMAT csv, HEADER true";
-  } else if (EndsWith(lower, ".json") || EndsWith(lower, ".jsonl") ||
-             EndsWith(lower, ".ndjson")) {
-    options = "FORMAT json";
-  } else {
-    return Status::Invalid(
-        path,
-        ": the format is not known by the file's name (.arrow, .arrows, "
-        ".ipc, .feather, .parquet, .csv, .json)");
-  }
+  const std::string& options = format;
   QUIVER_ASSIGN_OR_RAISE(auto db, duckdb::Database::Open());
   QUIVER_ASSIGN_OR_RAISE(auto conn, duckdb::Connection::Open(db));
   QUIVER_RETURN_NOT_OK(conn->RegisterTable(name, table));
@@ -71,6 +81,27 @@ Status WriteByExtension(const TablePtr& table, const std::string& name,
   done = true;
   watcher.join();
   return st;
+}
+
+// A table the cluster does not have, said plainly (the client's status
+// names the node and socket it asked); exit 1 as for every answer of the
+// cluster's (commands.h). Other failures as the client says them.
+int TableFailed(const std::string& command, const std::string& name, Client& client,
+                const Status& st) {
+  if (st.IsNotFound()) {
+    auto tables = client.List();
+    const bool listed =
+        tables.ok() && std::any_of(tables->begin(), tables->end(),
+                                   [&](const TableInfo& t) { return t.name == name; });
+    if (!listed) {
+      std::fprintf(stderr,
+                   "quiver: %s: no table '%s' is published (`quiver ls` lists the "
+                   "tables)\n",
+                   command.c_str(), Escape(name).c_str());
+      return kExitFailed;
+    }
+  }
+  return Fail(command + " " + name, st, kExitFailed);
 }
 
 }  // namespace
@@ -127,7 +158,7 @@ int RmCommand(const Args& in) {
   for (const auto& name : names) {
     Status st = attached->client->Unpublish(name);
     if (!st.ok()) {
-      code = Fail("rm " + name, st, st.IsNotFound() ? kExitBadInput : kExitFailed);
+      code = TableFailed("rm", name, *attached->client, st);
       continue;
     }
     std::printf("removed %s\n", Escape(name).c_str());
@@ -152,20 +183,21 @@ int GetCommand(const Args& in) {
                     : args.empty()  ? "which table?"
                                     : "-o FILE is missing");
   }
+  auto format = OutputFormatOf(out);
+  if (!format.ok()) return Fail("get", format.status());
   int code = kExitOk;
   auto attached = AttachCluster("get", flags, &code);
   if (!attached) return code;
   const std::string& name = args[0];
   auto table = attached->client->GetHugeTable(name);
   if (!table.ok()) {
-    return Fail("get " + name, table.status(),
-                table.status().IsNotFound() ? kExitBadInput : kExitFailed);
+    return TableFailed("get", name, *attached->client, table.status());
   }
   // Written beside the target and renamed over it when complete: an
   // interrupted or failed get leaves no partial file.
   const std::string tmp = out + ".quiver-" + std::to_string(getpid()) + ".tmp";
   CatchInterrupts();
-  Status st = WriteByExtension(*table, name, out, tmp);
+  Status st = WriteAs(*table, name, *format, tmp);
   if (Interrupted()) {
     std::remove(tmp.c_str());
     std::fprintf(stderr, "quiver: get: interrupted: %s not written\n",
