@@ -132,6 +132,8 @@ TEST_F(HelpTest, ExitCodesFollowOneRule) {
   r = Run({"get", "--dir", state, "t", "-o", dir_ + "/x.xlsx"});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("x.xlsx: the format is not known"), std::string::npos) << r.err;
+  r = Run({"store", "ls", "--config", dir_ + "/none.toml"});  // a missing file
+  EXPECT_EQ(r.code, 2) << r.err;
 
   ASSERT_EQ(Run({"up", "--nodes", "2", "--size", "64M", "--dir", state}).code, 0);
   struct Down {
@@ -152,6 +154,11 @@ TEST_F(HelpTest, ExitCodesFollowOneRule) {
   }
   EXPECT_NE(access(file.c_str(), F_OK), 0) << "get of no table wrote " << file;
   r = Run({"get", "--dir", state, "t", "-o", dir_ + "/x.xlsx"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  const std::string config = state + "/cluster.toml";
+  r = Run({"store", "rm", "--config", config, "nosuch-object"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  r = Run({"store", "ls", "--config", config, "--node", "5"});
   EXPECT_EQ(r.code, 2) << r.err;
   r = Run({"ls", "--dir", state, "--node", "5"});
   EXPECT_EQ(r.code, 2) << r.err;

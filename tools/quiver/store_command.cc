@@ -13,6 +13,7 @@
 #include "cli_parse.h"
 #include "commands.h"
 #include "quiver/client.h"
+#include "quiver/memory/cluster_config.h"
 #include "quiver/store.h"
 
 namespace quiver::cli {
@@ -162,6 +163,13 @@ int StoreCommand(const Args& in) {
     return cl.Usage(verb == "ls"     ? "ls takes no ID"
                     : verb == "stat" ? "stat takes at most one ID"
                                      : "rm needs an ID");
+  }
+  // A cluster file that is missing or malformed is bad input (2), read
+  // before the cluster is asked; failing to reach a node is 1.
+  auto config = memory::LoadClusterConfig(config_path);
+  if (!config.ok()) return Fail(config_path, config.status());
+  if (config->FindNode(static_cast<uint32_t>(node)) == nullptr) {
+    return Fail("--node", Status::Invalid("node ", node, " is not in ", config_path));
   }
   ClientOptions options;
   options.config_path = config_path;
