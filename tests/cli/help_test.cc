@@ -134,6 +134,10 @@ TEST_F(HelpTest, ExitCodesFollowOneRule) {
   EXPECT_NE(r.err.find("x.xlsx: the format is not known"), std::string::npos) << r.err;
   r = Run({"store", "ls", "--config", dir_ + "/none.toml"});  // a missing file
   EXPECT_EQ(r.code, 2) << r.err;
+  r = Run({"scan", "no-port", "SELECT 1"});  // not HOST:PORT
+  EXPECT_EQ(r.code, 2) << r.err;
+  r = Run({"scan", "127.0.0.1:1", "SELECT 1"});  // no server there
+  EXPECT_EQ(r.code, 1) << r.err;
 
   ASSERT_EQ(Run({"up", "--nodes", "2", "--size", "64M", "--dir", state}).code, 0);
   struct Down {

@@ -116,9 +116,9 @@ int Serve(const Args& in) {
         token->size());
   }
   auto db = duckdb::Database::Open();
-  if (!db.ok()) return Fail("serve: DuckDB", db.status());
+  if (!db.ok()) return Fail("serve: DuckDB", db.status(), kExitFailed);
   auto conn = duckdb::Connection::Open(*db);
-  if (!conn.ok()) return Fail("serve: DuckDB", conn.status());
+  if (!conn.ok()) return Fail("serve: DuckDB", conn.status(), kExitFailed);
   std::set<std::string> names;
   for (const auto& [name, file] : tables) {
     Status st = (*conn)->Execute("CREATE TABLE " + duckdb::QuoteIdentifier(name) +
@@ -130,13 +130,13 @@ int Serve(const Args& in) {
     auto rows = ParseCount("--rows", rows_text, uint64_t{1} << 40);
     if (!rows.ok()) return Fail("serve: --generate " + name, rows.status());
     Status st = (*conn)->Execute(GenerateSql(name, *rows));
-    if (!st.ok()) return Fail("serve: generating " + name, st);
+    if (!st.ok()) return Fail("serve: generating " + name, st, kExitFailed);
     names.insert(name);
   }
   // Clients run any SQL: from here on it reaches only the loaded tables,
   // never the server's files, settings or extensions.
   if (Status st = duckdb::LockDown(conn->get(), /*allow_files=*/false); !st.ok()) {
-    return Fail("serve: DuckDB", st);
+    return Fail("serve: DuckDB", st, kExitFailed);
   }
   std::shared_ptr<duckdb::Database> database = *db;
   transport::QueryRunner runner =
@@ -157,7 +157,10 @@ int Serve(const Args& in) {
   options.pool_size = pool_mib << 20;
   CatchInterrupts();
   auto server = transport::Server::Start(options, runner);
-  if (!server.ok()) return Fail("serve", server.status());
+  if (!server.ok()) {  // a bad --listen is bad input; a port in use is run time
+    return Fail("serve", server.status(),
+                server.status().IsInvalid() ? kExitBadInput : kExitFailed);
+  }
   std::printf("quiver serve: listening on %s:%u, %zu table(s)\n", host.c_str(),
               static_cast<unsigned>((*server)->port()), names.size());
   std::fflush(stdout);
@@ -196,14 +199,17 @@ int Scan(const Args& in) {
                                            : transport::BodyMode::kMeasure;
   const auto start = std::chrono::steady_clock::now();
   auto client = transport::Client::Connect(args[0], options);
-  if (!client.ok()) return Fail(args[0], client.status());
+  if (!client.ok()) {  // HOST:PORT malformed: 2; the server unreachable or refusing: 1
+    return Fail(args[0], client.status(),
+                client.status().IsInvalid() ? kExitBadInput : kExitFailed);
+  }
   transport::ScanOptions scan_options;
   scan_options.min_rows = min_rows;
   scan_options.window_batches = static_cast<uint32_t>(std::max<uint64_t>(window, 1));
   auto scan = (*client)->InitScan(args[1], scan_options);
-  if (!scan.ok()) return Fail("scan", scan.status());
+  if (!scan.ok()) return Fail("scan", scan.status(), kExitFailed);
   auto reader = (*client)->Iterate(*scan);
-  if (!reader.ok()) return Fail("scan", reader.status());
+  if (!reader.ok()) return Fail("scan", reader.status(), kExitFailed);
   std::unique_ptr<io::FileOutputStream> sink;
   std::unique_ptr<ipc::RecordBatchWriter> writer;
   if (!out_path.empty()) {
