@@ -7,15 +7,20 @@ namespace quiver::cli {
 
 namespace {
 
-// CLI11's help with the tool's usage line ("usage: quiver CMD ...") in place
-// of the generated one.
+// CLI11's help, starting with the tool's usage line ("usage: quiver CMD
+// ...") in place of the generated one, then the description; positional
+// arguments by their names alone.
 class Formatter : public CLI::Formatter {
  public:
   explicit Formatter(std::string usage_line) : usage_line_(std::move(usage_line)) {
     column_width(32);
   }
-  std::string make_usage(const CLI::App*, std::string) const override {
-    return usage_line_ + "\n";
+  std::string make_description(const CLI::App*) const override { return ""; }
+  std::string make_usage(const CLI::App* app, std::string) const override {
+    return usage_line_ + "\n\n" + app->get_description() + "\n";
+  }
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    return opt->get_positional() ? std::string() : CLI::Formatter::make_option_opts(opt);
   }
 
  private:
