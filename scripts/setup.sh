@@ -20,6 +20,7 @@ debian_packages=(
   liblz4-dev libzstd-dev                             # IPC body compression
   nlohmann-json3-dev                                 # interop test data
   libtomlplusplus-dev                                # cluster config (TOML)
+  libcli11-dev                                       # the quiver command line's options (CLI11)
   libprotobuf-dev protobuf-compiler                  # control protocol messages
   libssl-dev                                         # mutual TLS between nodes
   libucx-dev ucx-utils                               # the transport (UCX)

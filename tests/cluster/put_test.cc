@@ -279,16 +279,19 @@ TEST_F(PutTest, BadInputLeavesNothing) {
   EXPECT_NE(r.out.find("a table named t is already published"), std::string::npos)
       << r.out;
   EXPECT_EQ(Csv("SELECT count(*) FROM t"), "count_star()\n300000\n");
-  // rm, then nothing is left; rm and get of what is not there say so.
+  // rm, then nothing is left; rm and get of what is not there say so (exit
+  // 1: the cluster's answer at run time, docs/cli.md).
   r = Q({"rm", "t"});
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_FALSE(Listed("t"));
   EXPECT_TRUE(Eventually([&] { return Used() == baseline; }, 30000));
   r = Q({"rm", "t"});
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("no table 't'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no table 't' is published"), std::string::npos) << r.out;
   r = Q({"get", "t", "-o", tmp_ + "/t.parquet"});
-  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("quiver: get: no table 't' is published"), std::string::npos)
+      << r.out;
   EXPECT_FALSE(Exists(tmp_ + "/t.parquet"));
 }
 

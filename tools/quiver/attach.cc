@@ -4,14 +4,22 @@
 
 namespace quiver::cli {
 
-std::optional<Attached> AttachCluster(const std::string& command, Args* args, int* code) {
-  const std::string dir_flag = TakeOption(args, "dir", "");
-  constexpr uint64_t kAnyNode = ~0ULL;
-  auto node = TakeCount(args, "node", kAnyNode, memory::kMaxNodeId);
-  if (!node.ok()) {
-    *code = Fail(command, node.status());
-    return std::nullopt;
+void AddClusterFlags(CommandLine* cl, ClusterFlags* flags, bool with_node) {
+  cl->Text("--dir", &flags->dir,
+           "the cluster's state directory (default $QUIVER_DIR, else "
+           "$XDG_RUNTIME_DIR/quiver, else /tmp/quiver-UID)")
+      ->type_name("D");
+  if (with_node) {
+    cl->Count("--node", &flags->node, memory::kMaxNodeId,
+              "the node to run on (default: the first whose daemon runs)");
   }
+}
+
+std::optional<Attached> AttachCluster(const std::string& command,
+                                      const ClusterFlags& flags, int* code) {
+  const std::string& dir_flag = flags.dir;
+  constexpr uint64_t kAnyNode = ClusterFlags::kAnyNode;
+  std::optional<uint64_t> node = flags.node;
   Attached a;
   a.dir = dir_flag.empty() ? control::DefaultStateDir() : dir_flag;
   a.node_given = *node != kAnyNode;

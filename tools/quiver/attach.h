@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "control/local_cluster.h"
 #include "quiver/client.h"
@@ -29,9 +30,19 @@ inline bool EndsWith(const std::string& s, const std::string& tail) {
          s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Takes --dir and --node out of `args`, attaches and connects. On failure
+// --dir and --node of a command that attaches.
+struct ClusterFlags {
+  static constexpr uint64_t kAnyNode = ~0ULL;
+  std::string dir;           // empty: control::DefaultStateDir()
+  uint64_t node = kAnyNode;  // kAnyNode: the first whose daemon runs
+};
+// Adds --dir D and --node N (when `with_node`) to `cl`, into *flags.
+void AddClusterFlags(CommandLine* cl, ClusterFlags* flags, bool with_node = true);
+
+// Attaches to the cluster in flags.dir and connects to a node. On failure
 // prints one clear line naming `command` and what to do, sets *code and
 // returns nothing.
-std::optional<Attached> AttachCluster(const std::string& command, Args* args, int* code);
+std::optional<Attached> AttachCluster(const std::string& command,
+                                      const ClusterFlags& flags, int* code);
 
 }  // namespace quiver::cli

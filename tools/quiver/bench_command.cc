@@ -23,6 +23,7 @@
 
 #include "bench_report.h"
 #include "bench_suite.h"
+#include "cli_parse.h"
 #include "commands.h"
 #include "control/local_cluster.h"
 
@@ -35,9 +36,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using bench::ProgramRun;
 using bench::ProgramSpec;
-
-constexpr const char* kBenchUsage =
-    "usage: quiver bench [all|NAME...] [--quick] [--out DIR] [--repetitions N] [--list]";
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -305,20 +303,19 @@ int ListCommand() {
 }  // namespace
 
 int BenchCommand(const Args& in) {
-  Args args = in;
-  const bool quick = TakeFlag(&args, "quick");
-  const bool list = TakeFlag(&args, "list");
-  const std::string out_dir = TakeOption(&args, "out", "bench-results");
-  const std::string reps_text = TakeOption(&args, "repetitions", "");
-  for (const auto& a : args) {
-    if (a == "--out" || a == "--repetitions") {
-      return Fail("bench", Status::Invalid("option '", a, "' needs a value"));
-    }
-    if (a.rfind("-", 0) == 0) {
-      return Fail("bench",
-                  Status::Invalid("unknown option '", a, "' (", kBenchUsage, ")"));
-    }
-  }
+  CommandLine cl("bench", "[all|NAME...] [OPTIONS]",
+                 "Run the benchmark suite, write DIR/results.json, DIR/report.md "
+                 "(beside the published figures) and plots.");
+  bool quick = false, list = false;
+  std::string out_dir = "bench-results", reps_text;
+  cl.Flag("--quick", &quick, "fewer, shorter repetitions");
+  cl.Flag("--list", &list, "list the benchmarks and what they measure");
+  cl.Text("--out", &out_dir, "where the results go")->type_name("DIR");
+  cl.Text("--repetitions", &reps_text, "repetitions of each (1-100; 5, --quick 3)")
+      ->type_name("N");
+  Args args;
+  cl.Positionals("NAME", &args, "the programs to run (all: every one)");
+  if (auto code = cl.Parse(in)) return *code;
   if (list) return ListCommand();
   int repetitions = quick ? 3 : 5;
   if (!reps_text.empty()) {

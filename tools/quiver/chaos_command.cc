@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "chaos_parent.h"
+#include "cli_parse.h"
 #include "quiver/client.h"
 #include "quiver/store.h"
 
@@ -31,13 +32,6 @@ using chaos::ChaosOptions;
 using chaos::Clock;
 using chaos::Soak;
 using chaos::Tally;
-
-constexpr const char* kUsage =
-    "usage: quiver chaos [--seed N] [--duration S (60)] [--nodes N (4)] [--workers N "
-    "(8)]\n"
-    "                    [--size S (256M)] [--lease-ms MS (4000)] [--grace-ms MS "
-    "(2000)]\n"
-    "                    [--plant-wrong] [--keep]\n";
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
@@ -180,34 +174,41 @@ void PrintSummary(const ChaosOptions& o, double seconds, const Tally& t,
 }  // namespace
 
 int ChaosCommand(const Args& in) {
-  Args args = in;
+  CommandLine cl("chaos", "[OPTIONS]",
+                 "Soak a fresh cluster on this host: workers publish, read, hold and "
+                 "unpublish self-checking tables and store objects while clients and "
+                 "daemons are SIGKILLed and SIGSTOPped; exit 1 on any wrong value, hang, "
+                 "unexplained daemon exit or leaked byte (docs/chaos.md).");
   ChaosOptions o;
-  auto seed = TakeCount(&args, "seed", std::random_device{}() % 1000000, ~0ULL >> 1);
-  auto duration = TakeCount(&args, "duration", 60, 7 * 24 * 3600);
-  auto nodes = TakeCount(&args, "nodes", 4, 16);
-  auto workers = TakeCount(&args, "workers", 8, 64);
-  auto lease = TakeCount(&args, "lease-ms", 4000, 600000);
-  auto grace = TakeCount(&args, "grace-ms", 2000, 600000);
-  for (const Status& st : {seed.status(), duration.status(), nodes.status(),
-                           workers.status(), lease.status(), grace.status()}) {
-    if (!st.ok()) return Fail("chaos", st);
-  }
-  o.size_text = TakeOption(&args, "size", "256M");
+  uint64_t seed = std::random_device{}() % 1000000, duration = 60, nodes = 4, workers = 8,
+           lease = 4000, grace = 2000;
+  o.size_text = "256M";
+  cl.Count("--seed", &seed, ~0ULL >> 1, "the run's seed (default: a random one)")
+      ->default_str("");
+  cl.Count("--duration", &duration, 7 * 24 * 3600, "seconds of faults");
+  cl.Count("--nodes", &nodes, 16, "nodes (1-16)");
+  cl.Count("--workers", &workers, 64, "worker processes (1-64)");
+  cl.Text("--size", &o.size_text, "each node's region")->type_name("S");
+  cl.Count("--lease-ms", &lease, 600000, "the cluster's lease (at least 100)");
+  cl.Count("--grace-ms", &grace, 600000, "the cluster's grace period");
+  cl.Flag("--plant-wrong", &o.plant_wrong, "plant a wrong value (the run must fail)");
+  cl.Flag("--keep", &o.keep, "keep the logs and state of a run that passed");
+  if (auto code = cl.Parse(in)) return *code;
   auto size = memory::ParseByteSize(o.size_text);
   if (!size.ok()) return Fail("--size", size.status());
-  o.plant_wrong = TakeFlag(&args, "plant-wrong");
-  o.keep = TakeFlag(&args, "keep");
-  if (!args.empty() || *nodes == 0 || *workers == 0 || *size == 0 || *lease < 100) {
-    std::fputs(kUsage, stderr);
-    return kExitBadInput;
+  if (nodes == 0 || workers == 0 || *size == 0 || lease < 100) {
+    return cl.Usage(nodes == 0     ? "--nodes is at least 1"
+                    : workers == 0 ? "--workers is at least 1"
+                    : *size == 0   ? "--size is at least one page"
+                                   : "--lease-ms is at least 100");
   }
-  o.seed = *seed;
-  o.duration_s = *duration;
-  o.nodes = static_cast<int>(*nodes);
-  o.workers = static_cast<int>(*workers);
+  o.seed = seed;
+  o.duration_s = duration;
+  o.nodes = static_cast<int>(nodes);
+  o.workers = static_cast<int>(workers);
   o.region_size = *size;
-  o.lease_ms = static_cast<uint32_t>(*lease);
-  o.grace_ms = static_cast<uint32_t>(*grace);
+  o.lease_ms = static_cast<uint32_t>(lease);
+  o.grace_ms = static_cast<uint32_t>(grace);
   signal(SIGPIPE, SIG_IGN);
   CatchInterrupts();  // a Ctrl-C ends the faults early and cleans up
 
@@ -335,30 +336,24 @@ int ChaosCommand(const Args& in) {
 }
 
 int ChaosWorkerCommand(const Args& in) {
-  Args args = in;
+  CommandLine cl("chaos-worker", "--config F [OPTIONS]",
+                 "One worker of `quiver chaos` (run by it).");
   chaos::WorkerOptions o;
-  o.config = TakeOption(&args, "config", "");
-  o.state_dir = TakeOption(&args, "state-dir", "");
-  o.work_dir = TakeOption(&args, "work-dir", "/tmp");
-  auto node = TakeCount(&args, "node", 0, memory::kMaxNodeId);
-  auto id = TakeCount(&args, "id", 0, ~0ULL >> 1);
-  auto seed = TakeCount(&args, "seed", 0, ~0ULL);
-  for (const Status& st : {node.status(), id.status(), seed.status()}) {
-    if (!st.ok()) return Fail("chaos-worker", st);
-  }
-  o.cli = TakeFlag(&args, "cli");
-  o.plant_wrong = TakeFlag(&args, "plant-wrong");
-  if (o.config.empty() || !args.empty()) {
-    std::fputs(
-        "usage: quiver chaos-worker --config F --state-dir D --work-dir W --node N --id "
-        "K "
-        "--seed S [--cli] [--plant-wrong]\n",
-        stderr);
-    return kExitBadInput;
-  }
-  o.node = static_cast<uint32_t>(*node);
-  o.id = *id;
-  o.seed = *seed;
+  o.work_dir = "/tmp";
+  uint64_t node = 0, id = 0, seed = 0;
+  cl.Text("--config", &o.config, "the cluster file (required)")->type_name("F");
+  cl.Text("--state-dir", &o.state_dir, "the cluster's state directory")->type_name("D");
+  cl.Text("--work-dir", &o.work_dir, "where the worker writes")->type_name("W");
+  cl.Count("--node", &node, memory::kMaxNodeId, "the worker's node");
+  cl.Count("--id", &id, ~0ULL >> 1, "the worker's number");
+  cl.Count("--seed", &seed, ~0ULL, "the worker's seed");
+  cl.Flag("--cli", &o.cli, "also run `quiver put|sql|rm`");
+  cl.Flag("--plant-wrong", &o.plant_wrong, "plant a wrong value");
+  if (auto code = cl.Parse(in)) return *code;
+  if (o.config.empty()) return cl.Usage("--config F is missing");
+  o.node = static_cast<uint32_t>(node);
+  o.id = id;
+  o.seed = seed;
   return chaos::WorkerMain(o);
 }
 

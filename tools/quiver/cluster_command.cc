@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "control/tls/credentials.h"
 #include "quiver/memory/cluster_config.h"
@@ -11,15 +12,7 @@ namespace quiver::cli {
 
 namespace {
 
-constexpr const char* kClusterUsage = "usage: quiver cluster init CONFIG [--force]\n";
-
-int ClusterInit(Args args) {
-  const bool force = TakeFlag(&args, "force");
-  if (args.size() != 1 || args[0].starts_with("-")) {
-    std::fputs(kClusterUsage, stderr);
-    return kExitBadInput;
-  }
-  const std::string& config_path = args[0];
+int ClusterInit(const std::string& config_path, bool force) {
   auto config = memory::LoadClusterConfig(config_path);
   if (!config.ok()) return Fail(config_path, config.status());
   const std::string& dir = config->credentials;
@@ -46,12 +39,21 @@ int ClusterInit(Args args) {
 
 }  // namespace
 
-int ClusterCommand(const Args& args) {
-  if (!args.empty() && args[0] == "init") {
-    return ClusterInit(Args(args.begin() + 1, args.end()));
+int ClusterCommand(const Args& in) {
+  CommandLine cl("cluster", "init CONFIG [--force]",
+                 "`init`: make the cluster's TLS credentials (a CA, and each node's "
+                 "daemon and client certificate and key) in the directory its "
+                 "credentials = \"DIR\" names.");
+  bool force = false;
+  cl.Flag("--force", &force, "overwrite credentials that are there");
+  Args args;
+  cl.Positionals("init CONFIG", &args, "the command, then the cluster file");
+  if (auto code = cl.Parse(in)) return *code;
+  if (args.empty() || args[0] != "init") {
+    return cl.Usage(args.empty() ? "init?" : "unknown cluster command '" + args[0] + "'");
   }
-  std::fputs(kClusterUsage, stderr);
-  return kExitBadInput;
+  if (args.size() != 2) return cl.Usage("init takes one CONFIG");
+  return ClusterInit(args[1], force);
 }
 
 }  // namespace quiver::cli

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "control/client/admin.h"
 #include "control/local_cluster.h"
@@ -169,25 +170,22 @@ struct NodeResult {
 // quiver demo-node: one node's part (run by `quiver demo`, and by tests).
 
 int DemoNodeCommand(const Args& in) {
-  Args args = in;
-  const std::string config = TakeOption(&args, "config", "");
-  auto node_r = TakeCount(&args, "node", 0, 0xFFFF);
-  auto rows_r = TakeCount(&args, "rows", 1000000, 1ULL << 40);
-  auto owner_r = TakeCount(&args, "owner", ~0ULL >> 1, 0xFFFF);
-  for (const Status& st : {node_r.status(), rows_r.status(), owner_r.status()}) {
-    if (!st.ok()) return Fail("demo-node", st);
-  }
-  const auto node = static_cast<uint32_t>(*node_r);
-  const uint64_t rows = *rows_r;
-  const std::string name = TakeOption(&args, "name", "demo");
-  const std::string result_path = TakeOption(&args, "result", "");
-  const bool skip_full = TakeFlag(&args, "no-full");
-  if (config.empty() || !args.empty()) {
-    std::fprintf(stderr,
-                 "usage: quiver demo-node --config F --node N [--rows R] [--name T]\n"
-                 "       [--owner M] [--no-full] [--result FILE]\n");
-    return kExitBadInput;
-  }
+  CommandLine cl("demo-node", "--config F --node N [OPTIONS]",
+                 "One node's part of `quiver demo` (run by it, and by tests).");
+  std::string config, name = "demo", result_path;
+  uint64_t node_flag = 0, rows = 1000000, owner_flag = ~0ULL >> 1;
+  bool skip_full = false;
+  cl.Text("--config", &config, "the cluster file (required)")->type_name("F");
+  cl.Count("--node", &node_flag, 0xFFFF, "this node");
+  cl.Count("--rows", &rows, 1ULL << 40, "rows of the whole table");
+  cl.Count("--owner", &owner_flag, 0xFFFF, "the node whose region holds the slice")
+      ->default_str("this node");
+  cl.Text("--name", &name, "the table's name")->type_name("T");
+  cl.Text("--result", &result_path, "write the sums to FILE")->type_name("FILE");
+  cl.Flag("--no-full", &skip_full, "skip the full IPC copies");
+  if (auto code = cl.Parse(in)) return *code;
+  if (config.empty()) return cl.Usage("--config F is missing");
+  const auto node = static_cast<uint32_t>(node_flag);
   auto client_r = Client::Connect({config, node});
   if (!client_r.ok()) return Fail("connecting", client_r.status());
   auto& client = *client_r;
@@ -196,7 +194,7 @@ int DemoNodeCommand(const Args& in) {
   uint32_t index = 0;
   while (cfg.nodes[index].id != node) ++index;
   const uint64_t first = rows * index / k, n = rows * (index + 1) / k - first;
-  const uint32_t owner = *owner_r > 0xFFFF ? node : static_cast<uint32_t>(*owner_r);
+  const uint32_t owner = owner_flag > 0xFFFF ? node : static_cast<uint32_t>(owner_flag);
   if (client->pool(owner) == nullptr)
     return Fail("--owner", Status::Invalid("no node ", owner));
   std::ostringstream out;
@@ -294,25 +292,22 @@ int DemoNodeCommand(const Args& in) {
 // optionally holds it (pinned) until stdin closes. For tests and scripts.
 
 int DemoReadCommand(const Args& in) {
-  Args args = in;
-  const std::string config = TakeOption(&args, "config", "");
-  auto node_r = TakeCount(&args, "node", 0, 0xFFFF);
-  auto chunks_r = TakeCount(&args, "chunks", 1, 1u << 20);
-  auto rows_r = TakeCount(&args, "rows", 0, 1ULL << 40);
-  for (const Status& st : {node_r.status(), chunks_r.status(), rows_r.status()}) {
-    if (!st.ok()) return Fail("demo-read", st);
-  }
-  const auto node = static_cast<uint32_t>(*node_r);
-  const std::string name = TakeOption(&args, "name", "demo");
-  const auto chunks = static_cast<uint32_t>(*chunks_r);
-  const uint64_t rows = *rows_r;
-  const bool hold = TakeFlag(&args, "hold");
-  if (config.empty() || !args.empty()) {
-    std::fprintf(stderr,
-                 "usage: quiver demo-read --config F --node N --name T [--chunks K]\n"
-                 "       [--rows R] [--hold]\n");
-    return kExitBadInput;
-  }
+  CommandLine cl("demo-read", "--config F --node N --name T [OPTIONS]",
+                 "Read a published demo table on one node, check it, and hold it "
+                 "(pinned) until stdin closes with --hold.");
+  std::string config, name = "demo";
+  uint64_t node_flag = 0, chunks_flag = 1, rows = 0;
+  bool hold = false;
+  cl.Text("--config", &config, "the cluster file (required)")->type_name("F");
+  cl.Count("--node", &node_flag, 0xFFFF, "the node to read on");
+  cl.Text("--name", &name, "the table's name")->type_name("T");
+  cl.Count("--chunks", &chunks_flag, 1u << 20, "chunks the table has");
+  cl.Count("--rows", &rows, 1ULL << 40, "rows the table has");
+  cl.Flag("--hold", &hold, "hold the table until stdin closes");
+  if (auto code = cl.Parse(in)) return *code;
+  if (config.empty()) return cl.Usage("--config F is missing");
+  const auto node = static_cast<uint32_t>(node_flag);
+  const auto chunks = static_cast<uint32_t>(chunks_flag);
   auto client = Client::Connect({config, node});
   if (!client.ok()) return Fail("connecting", client.status());
   auto table = (*client)->GetHugeTable(name, {30000, chunks});
@@ -464,23 +459,23 @@ std::string WatchWorkers(control::LocalCluster* cluster,
 }  // namespace
 
 int ClusterDemoCommand(const Args& in) {
-  Args args = in;
-  auto rows_r = TakeCount(&args, "rows", 150000000, 1ULL << 40);
-  auto nodes_r = TakeCount(&args, "nodes", 3, 16);
-  auto stall_r = TakeCount(&args, "stall-ms", kStallMs, 24ULL * 3600 * 1000);
-  for (const Status& st : {rows_r.status(), nodes_r.status(), stall_r.status()}) {
-    if (!st.ok()) return Fail("demo", st);
-  }
-  const uint64_t rows = *rows_r;
-  const std::string backing_text = TakeOption(&args, "backing", "shm");
-  const int nodes = static_cast<int>(*nodes_r);
-  const bool keep_logs = TakeFlag(&args, "keep-logs");
-  if (!args.empty() || rows < static_cast<uint64_t>(nodes) || nodes < 1 || nodes > 16) {
-    std::fprintf(stderr,
-                 "usage: quiver demo [--rows N] [--nodes K] [--backing shm|incoherent]\n"
-                 "                   [--stall-ms MS] [--keep-logs]\n");
-    return kExitBadInput;
-  }
+  CommandLine cl("demo", "[OPTIONS]",
+                 "Start a cluster on this host, build a HugeTable in every node's "
+                 "memory, publish it as descriptors, sum it on every node, compare "
+                 "with full IPC copies.");
+  uint64_t rows = 150000000, nodes_flag = 3, stall_ms = kStallMs;
+  std::string backing_text = "shm";
+  bool keep_logs = false;
+  cl.Count("--rows", &rows, 1ULL << 40, "rows of the table");
+  cl.Count("--nodes", &nodes_flag, 16, "nodes (1-16)");
+  cl.Text("--backing", &backing_text, "shm or incoherent")->type_name("B");
+  cl.Count("--stall-ms", &stall_ms, 24ULL * 3600 * 1000,
+           "give up when no step completes for this long");
+  cl.Flag("--keep-logs", &keep_logs, "keep the daemons' logs");
+  if (auto code = cl.Parse(in)) return *code;
+  const int nodes = static_cast<int>(nodes_flag);
+  if (nodes < 1) return cl.Usage("--nodes is at least 1");
+  if (rows < static_cast<uint64_t>(nodes)) return cl.Usage("--rows is at least --nodes");
   memory::BackingKind backing;
   if (backing_text == "shm") {
     backing = memory::BackingKind::kShm;
@@ -545,7 +540,7 @@ int ClusterDemoCommand(const Args& in) {
   // ^C or SIGTERM: stop the workers and the daemons and remove the
   // regions' backing files, which would otherwise stay in /dev/shm.
   CatchInterrupts();
-  const std::string stopped = WatchWorkers(cluster.get(), workers, *stall_r, &codes);
+  const std::string stopped = WatchWorkers(cluster.get(), workers, stall_ms, &codes);
   if (stopped == "interrupted") {
     (void)cluster->Stop();
     std::fprintf(stderr, "quiver demo: interrupted; cluster stopped and cleaned up\n");

@@ -1,8 +1,17 @@
 // The `quiver` command line: one function per subcommand.
 //
-// Exit codes: 0 success; 1 the command ran but its check failed (a demo
-// mismatch); 2 bad usage or bad input (unreadable or malformed files), with
-// one clear line on stderr.
+// Exit codes, one rule for every command (docs/cli.md), each failure one
+// clear line on stderr naming the user's objects:
+//   0 success;
+//   1 the command line was right but the command failed at run time: what
+//     the cluster holds or does was not what it needed (no cluster in the
+//     state directory, a daemon down or dying, no table or store object of
+//     that name, a name already published, no room, a query DuckDB refuses,
+//     a failed write) or its check failed (a demo or chaos mismatch);
+//   2 bad usage or bad input, found before the cluster is asked: an unknown
+//     option, a bad or missing value or argument (cli_parse.h), a --node the
+//     cluster's configuration does not have, a file that is missing,
+//     unreadable or malformed, an output name of no known format.
 #pragma once
 
 #include <cstdint>
@@ -55,18 +64,9 @@ std::string Escape(std::string_view text);
 std::string EscapeText(std::string_view text, bool (*plain)(uint8_t),
                        std::string (*escaped)(uint8_t));
 
-// Parses "--name=value" or "--name value" options out of args; returns the
-// value or `fallback`. Removes the option from args.
-std::string TakeOption(Args* args, const std::string& name, const std::string& fallback);
-bool TakeFlag(Args* args, const std::string& name);
 // From now on SIGINT and SIGTERM only set a flag (no SA_RESTART: blocking
 // calls return EINTR); long commands poll Interrupted() and clean up.
 void CatchInterrupts();
 bool Interrupted();
-
-// Takes "--name N" as a whole number in [0, max]; `fallback` when absent.
-// Invalid names the option and the text otherwise.
-Result<uint64_t> TakeCount(Args* args, const std::string& name, uint64_t fallback,
-                           uint64_t max);
 
 }  // namespace quiver::cli

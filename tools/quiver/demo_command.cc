@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "demo_duckdb.h"
 #include "demo_table.h"
@@ -92,18 +93,13 @@ bool IpcRoundTrip(const Table& table, ipc::IpcFormat format, const std::string& 
 }  // namespace
 
 int DemoCommand(const Args& in) {
-  Args args = in;
-  const std::string rows_text = TakeOption(&args, "rows", "1000000");
-  int64_t rows = 0;
-  try {
-    rows = std::stoll(rows_text);
-  } catch (...) {
-    rows = -1;
-  }
-  if (rows < 0 || !args.empty()) {
-    std::fprintf(stderr, "usage: quiver demo [--rows N]\n");
-    return kExitBadInput;
-  }
+  CommandLine cl("interop-demo", "[--rows N]",
+                 "Build a table, round-trip it through Arrow IPC and DuckDB, print what "
+                 "happened.");
+  uint64_t rows_flag = 1000000;
+  cl.Count("--rows", &rows_flag, 1ULL << 40, "rows of the table");
+  if (auto code = cl.Parse(in)) return *code;
+  const auto rows = static_cast<int64_t>(rows_flag);
   std::printf("quiver demo: %lld rows, 8 columns, through Arrow IPC and DuckDB\n\n",
               static_cast<long long>(rows));
   DemoExpect expect;

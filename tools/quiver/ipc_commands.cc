@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "quiver/columnar/ipc.h"
 #include "quiver/columnar/pretty_print.h"
@@ -74,18 +75,15 @@ void PrintRows(const Input& in, int64_t limit) {
   }
 }
 
-int Cat(Args args) {
-  std::string limit_text = TakeOption(&args, "limit", "100");
-  if (args.size() != 1) {
-    std::fprintf(stderr, "usage: quiver ipc cat FILE [--limit N]\n");
-    return kExitBadInput;
-  }
-  int64_t limit = 0;
-  try {
-    limit = std::stoll(limit_text);
-  } catch (...) {
-    return Fail("ipc cat", Status::Invalid("--limit '", limit_text, "' is not a number"));
-  }
+int Cat(const Args& in) {
+  CommandLine cl("ipc cat", "FILE [--limit N]",
+                 "Print the schema and rows of an Arrow IPC stream or file.");
+  int64_t limit = 100;
+  cl.app().add_option("--limit", limit, "rows to print at most")->capture_default_str();
+  Args args;
+  cl.Positionals("FILE", &args, "the Arrow IPC stream or file");
+  if (auto code = cl.Parse(in)) return *code;
+  if (args.size() != 1) return cl.Usage("one FILE");
   auto input = ReadInput(args[0]);
   if (!input.ok()) return Fail(args[0], input.status());
   std::printf("format: Arrow IPC %s\nrows: %lld\nbatches: %zu\nschema:\n%s\n--\n",
@@ -95,13 +93,16 @@ int Cat(Args args) {
   return kExitOk;
 }
 
-int Roundtrip(Args args) {
-  std::string codec = TakeOption(&args, "compression", "none");
-  if (args.size() != 2) {
-    std::fprintf(stderr,
-                 "usage: quiver ipc roundtrip IN OUT [--compression none|lz4|zstd]\n");
-    return kExitBadInput;
-  }
+int Roundtrip(const Args& in) {
+  CommandLine cl("ipc roundtrip", "IN OUT [--compression none|lz4|zstd]",
+                 "Read an IPC stream or file, validate it fully, write it back in the "
+                 "same format, batch for batch (empty ones too).");
+  std::string codec = "none";
+  cl.Text("--compression", &codec, "none, lz4 or zstd")->type_name("C");
+  Args args;
+  cl.Positionals("IN OUT", &args, "the file to read, the file to write");
+  if (auto code = cl.Parse(in)) return *code;
+  if (args.size() != 2) return cl.Usage("IN and OUT");
   auto compression = ipc::CompressionFromName(codec);
   if (!compression.ok()) return Fail("--compression", compression.status());
   auto input = ReadInput(args[0]);
@@ -138,15 +139,18 @@ int Roundtrip(Args args) {
 }  // namespace
 
 int IpcCommand(const Args& args) {
-  if (args.empty()) {
-    std::fprintf(stderr, "usage: quiver ipc cat|roundtrip ...\n");
-    return kExitBadInput;
+  if (!args.empty() && args[0] == "cat") return Cat(Args(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "roundtrip") {
+    return Roundtrip(Args(args.begin() + 1, args.end()));
   }
-  Args rest(args.begin() + 1, args.end());
-  if (args[0] == "cat") return Cat(rest);
-  if (args[0] == "roundtrip") return Roundtrip(rest);
-  std::fprintf(stderr, "quiver: unknown ipc command '%s'\n", Escape(args[0]).c_str());
-  return kExitBadInput;
+  CommandLine cl("ipc", "cat|roundtrip ...",
+                 "Arrow IPC files: `quiver ipc cat --help`, `quiver ipc roundtrip "
+                 "--help`.");
+  Args verb;
+  cl.Positionals("cat|roundtrip", &verb, "what to do");
+  if (auto code = cl.Parse(args)) return *code;
+  return cl.Usage(verb.empty() ? "cat or roundtrip?"
+                               : "unknown ipc command '" + verb[0] + "'");
 }
 
 }  // namespace quiver::cli

@@ -54,25 +54,6 @@ int Fail(const std::string& what, const Status& st, int code) {
   return code;
 }
 
-std::string TakeOption(Args* args, const std::string& name, const std::string& fallback) {
-  const std::string flag = "--" + name;
-  for (size_t i = 0; i < args->size(); ++i) {
-    const std::string& a = (*args)[i];
-    if (a == flag && i + 1 < args->size()) {
-      std::string v = (*args)[i + 1];
-      args->erase(args->begin() + static_cast<long>(i),
-                  args->begin() + static_cast<long>(i) + 2);
-      return v;
-    }
-    if (a.rfind(flag + "=", 0) == 0) {
-      std::string v = a.substr(flag.size() + 1);
-      args->erase(args->begin() + static_cast<long>(i));
-      return v;
-    }
-  }
-  return fallback;
-}
-
 namespace {
 volatile sig_atomic_t g_interrupted = 0;
 void OnInterrupt(int) { g_interrupted = 1; }
@@ -87,31 +68,6 @@ void CatchInterrupts() {
 }
 
 bool Interrupted() { return g_interrupted != 0; }
-
-Result<uint64_t> TakeCount(Args* args, const std::string& name, uint64_t fallback,
-                           uint64_t max) {
-  const std::string text = TakeOption(args, name, "");
-  if (text.empty()) return fallback;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9' || v > (max - static_cast<uint64_t>(c - '0')) / 10) {
-      return Status::Invalid("--", name, " '", text, "' is not a whole number up to ",
-                             max);
-    }
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return v;
-}
-
-bool TakeFlag(Args* args, const std::string& name) {
-  for (size_t i = 0; i < args->size(); ++i) {
-    if ((*args)[i] == "--" + name) {
-      args->erase(args->begin() + static_cast<long>(i));
-      return true;
-    }
-  }
-  return false;
-}
 
 namespace {
 
@@ -185,9 +141,11 @@ commands:
   bench [all|NAME...] [--quick] [--out DIR] [--repetitions N] [--list]
                                run the benchmark suite, write DIR/results.json,
                                DIR/report.md (beside the published figures) and plots
-  help                         this text
+  help                         this text; `quiver COMMAND --help` (or -h) lists
+                               the command's options, one line each
 
-exit codes: 0 ok, 1 a check failed, 2 bad usage or bad input
+exit codes: 0 ok; 1 failed at run time (no cluster, no such table, a daemon
+down, no room, a check failed); 2 bad usage or bad input (docs/cli.md)
 )";
 
 }  // namespace
@@ -196,7 +154,7 @@ exit codes: 0 ok, 1 a check failed, 2 bad usage or bad input
 int main(int argc, char** argv) {
   using namespace quiver::cli;
   if (argc < 2 || std::strcmp(argv[1], "help") == 0 ||
-      std::strcmp(argv[1], "--help") == 0) {
+      std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? kExitBadInput : kExitOk;
   }

@@ -28,10 +28,6 @@ namespace quiver::cli {
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: quiver put [--dir D] [--node N] [--format csv|parquet|json|arrow] "
-    "[--chunk-size BYTES] FILE... NAME\n";
-
 enum class FileFormat { kUnknown, kCsv, kParquet, kJson, kArrow };
 
 const char* FormatName(FileFormat f) {
@@ -228,25 +224,29 @@ class ProgressBar {
 }  // namespace
 
 int PutCommand(const Args& in) {
-  Args args = in;
-  const std::string format_flag = TakeOption(&args, "format", "");
-  auto chunk_size = TakeCount(&args, "chunk-size", 0, 1ULL << 40);
-  if (!chunk_size.ok()) return Fail("put", chunk_size.status());
+  CommandLine cl("put", "[OPTIONS] FILE... NAME",
+                 "Load CSV, Parquet, JSON or Arrow IPC files (globs too) into cluster "
+                 "memory as one table NAME, spread over the nodes, published once "
+                 "complete; an error or an interrupt leaves nothing.");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags);
+  std::string format_flag;
+  uint64_t chunk_bytes = 0;
+  cl.Text("--format", &format_flag,
+          "csv, parquet, json or arrow (default: by the files' names)")
+      ->type_name("F");
+  cl.Count("--chunk-size", &chunk_bytes, 1ULL << 40,
+           "bytes per chunk (0: 64 MiB, at most a sixteenth of the smallest region)");
+  Args positional;
+  cl.Positionals("FILE... NAME", &positional, "the files, then the table's name");
+  if (auto code = cl.Parse(in)) return *code;
   FileFormat format = FileFormat::kUnknown;
   if (!format_flag.empty() &&
       (format = ParseFormat(format_flag)) == FileFormat::kUnknown) {
     return Fail("put", Status::Invalid("--format '", format_flag,
                                        "' is not one of csv, parquet, json, arrow"));
   }
-  Args positional = args;
-  (void)TakeOption(&positional, "dir", "");
-  (void)TakeOption(&positional, "node", "");
-  if (positional.size() < 2 ||
-      std::any_of(positional.begin(), positional.end(),
-                  [](const std::string& a) { return a.rfind("--", 0) == 0; })) {
-    std::fputs(kUsage, stderr);
-    return kExitBadInput;
-  }
+  if (positional.size() < 2) return cl.Usage("give the files and then the table's name");
   const std::string name = positional.back();
   positional.pop_back();
   auto files = ExpandFiles(positional);
@@ -267,7 +267,7 @@ int PutCommand(const Args& in) {
   }
 
   int code = kExitOk;
-  auto attached = AttachCluster("put", &args, &code);
+  auto attached = AttachCluster("put", flags, &code);
   if (!attached) return code;
   Client& client = *attached->client;
   Status free = client.CheckNameFree(name);
@@ -312,7 +312,7 @@ int PutCommand(const Args& in) {
   } else {
     load.nodes = attached->running;
   }
-  load.chunk_bytes = *chunk_size;
+  load.chunk_bytes = chunk_bytes;
   load.cancelled = [] { return Interrupted(); };
   load.progress = [&](const LoadProgress& p) {
     bar.Update(conn != nullptr ? conn->Progress() : -1, p);

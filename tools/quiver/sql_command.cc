@@ -19,10 +19,6 @@ namespace quiver::cli {
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: quiver sql [--node N] [--dir D] [--format table|csv|json|arrow] "
-    "[--publish NAME] [--allow-files] [QUERY]\n";
-
 // DuckDB over the published tables of the cluster, as one node sees them.
 class SqlSession {
  public:
@@ -164,20 +160,31 @@ class SqlSession {
 }  // namespace
 
 int SqlCommand(const Args& in) {
-  Args args = in;
-  const std::string publish = TakeOption(&args, "publish", "");
-  const bool allow_files = TakeFlag(&args, "allow-files");
-  auto format = ParseSqlFormat(TakeOption(&args, "format", "table"));
+  CommandLine cl("sql", "[OPTIONS] [QUERY]",
+                 "DuckDB on a node of the cluster of `quiver up`, every published table "
+                 "a table (scanned zero-copy). No QUERY: statements ending in ';' from "
+                 "stdin (.tables, .quit).");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags);
+  std::string format_text = "table", publish;
+  bool allow_files = false;
+  cl.Text("--format", &format_text, "how rows are printed: table, csv, json or arrow")
+      ->type_name("F");
+  cl.Text("--publish", &publish,
+          "publish the result as table NAME instead of printing it")
+      ->type_name("NAME");
+  cl.Flag("--allow-files", &allow_files,
+          "let the query read and write files (off: only the cluster's tables)");
+  Args args;
+  cl.Positionals("QUERY", &args, "one SQL statement (options come before it)");
+  // Whatever follows the query is the query's: `quiver sql "..." -h` is not
+  // a call for help.
+  cl.app().positionals_at_end();
+  if (auto code = cl.Parse(in)) return *code;
+  auto format = ParseSqlFormat(format_text);
   if (!format.ok()) return Fail("sql", format.status());
-  Args positional = args;  // what is left once --dir and --node are taken
-  (void)TakeOption(&positional, "dir", "");
-  (void)TakeOption(&positional, "node", "");
-  if (positional.size() > 1 ||
-      (!positional.empty() && positional[0].rfind("--", 0) == 0) ||
-      (!publish.empty() && positional.empty())) {
-    std::fputs(kUsage, stderr);
-    return kExitBadInput;
-  }
+  if (args.size() > 1) return cl.Usage("one QUERY (quote it)");
+  if (!publish.empty() && args.empty()) return cl.Usage("--publish needs a QUERY");
   if (*format == SqlFormat::kArrow && isatty(fileno(stdout)) && publish.empty()) {
     std::fprintf(stderr,
                  "quiver: sql: --format arrow writes binary; redirect stdout to a file "
@@ -193,7 +200,7 @@ int SqlCommand(const Args& in) {
         return conn;
       });
   int code = kExitOk;
-  auto attached = AttachCluster("sql", &args, &code);
+  auto attached = AttachCluster("sql", flags, &code);
   auto conn = opening.get();
   if (!attached) return code;
   if (!conn.ok()) return Fail("sql: DuckDB", conn.status(), kExitFailed);

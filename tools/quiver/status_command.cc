@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "control/client/admin.h"
 #include "control/local_cluster.h"
@@ -62,15 +63,21 @@ std::optional<int> LocalDaemons(const std::string& dir, std::string* config_path
 }  // namespace
 
 int StatusCommand(const Args& in) {
-  Args args = in;
-  std::string config_path = TakeOption(&args, "config", "");
-  const std::string dir = TakeOption(&args, "dir", "");
-  auto node_r = TakeCount(&args, "node", kAnyNode, memory::kMaxNodeId);
-  if (!node_r.ok()) return Fail("status", node_r.status());
-  if (!args.empty() || (!config_path.empty() && !dir.empty())) {
-    std::fprintf(stderr, "usage: quiver status [--dir D | --config FILE] [--node N]\n");
-    return kExitBadInput;
-  }
+  CommandLine cl("status", "[--dir D | --config FILE] [--node N]",
+                 "Nodes, regions, memory use, published tables and the object store's "
+                 "use per node (no options: the cluster of `quiver up`).");
+  std::string config_path, dir;
+  uint64_t node_flag = kAnyNode;
+  cl.Text("--dir", &dir, "the state directory of a cluster of `quiver up`")
+      ->type_name("D");
+  cl.Text("--config", &config_path, "a cluster file (instead of --dir)")
+      ->type_name("FILE");
+  cl.Count("--node", &node_flag, memory::kMaxNodeId,
+           "the node to ask (default: the first running, or 0 with --config)");
+  if (auto code = cl.Parse(in)) return *code;
+  if (!config_path.empty() && !dir.empty())
+    return cl.Usage("--dir or --config, not both");
+  std::optional<uint64_t> node_r = node_flag;
   // Without --config: the cluster `quiver up` keeps in --dir, $QUIVER_DIR
   // or the default state directory.
   int down = 0;

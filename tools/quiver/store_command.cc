@@ -10,8 +10,10 @@
 #include <cstdio>
 #include <ctime>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "quiver/client.h"
+#include "quiver/memory/cluster_config.h"
 #include "quiver/store.h"
 
 namespace quiver::cli {
@@ -20,12 +22,6 @@ namespace {
 
 using store::ObjectId;
 using store::ObjectInfo;
-
-constexpr const char* kStoreUsage =
-    "usage: quiver store ls   --config FILE [--node N]\n"
-    "       quiver store stat --config FILE [--node N] [ID]\n"
-    "       quiver store rm   --config FILE [--node N] ID...\n"
-    "  ID: 40 hex digits, or a name (its SHA-1 is the id)\n";
 
 ObjectId ParseId(const std::string& text) {
   auto hex = ObjectId::FromHex(text);
@@ -142,26 +138,42 @@ int Remove(store::ObjectStore& objects, const Args& ids) {
 }  // namespace
 
 int StoreCommand(const Args& in) {
-  Args args = in;
-  const std::string config_path = TakeOption(&args, "config", "");
-  auto node = TakeCount(&args, "node", 0, memory::kMaxNodeId);
-  if (!node.ok()) return Fail("store", node.status());
-  if (args.empty() || config_path.empty()) {
-    std::fputs(kStoreUsage, stderr);
-    return kExitBadInput;
-  }
+  CommandLine cl("store", "ls|stat|rm [ID...] --config FILE [--node N]",
+                 "The object store: `ls` its objects, `stat` one object (or every "
+                 "node's counters without ID), `rm` objects (tables with parts). ID: 40 "
+                 "hex digits, or a name (its SHA-1 is the id).");
+  std::string config_path;
+  uint64_t node = 0;
+  cl.Text("--config", &config_path, "the cluster file (required)")->type_name("FILE");
+  cl.Count("--node", &node, memory::kMaxNodeId, "the node to connect to");
+  Args args;
+  cl.Positionals("ls|stat|rm ID...", &args, "what to do, then the objects");
+  if (auto code = cl.Parse(in)) return *code;
+  if (args.empty()) return cl.Usage("ls, stat or rm?");
+  if (config_path.empty()) return cl.Usage("--config FILE is missing");
   const std::string verb = args[0];
   args.erase(args.begin());
+  if (verb != "ls" && verb != "stat" && verb != "rm") {
+    return cl.Usage("unknown store command '" + verb + "'");
+  }
   const bool ok_args = (verb == "ls" && args.empty()) ||
                        (verb == "stat" && args.size() <= 1) ||
                        (verb == "rm" && !args.empty());
   if (!ok_args) {
-    std::fputs(kStoreUsage, stderr);
-    return kExitBadInput;
+    return cl.Usage(verb == "ls"     ? "ls takes no ID"
+                    : verb == "stat" ? "stat takes at most one ID"
+                                     : "rm needs an ID");
+  }
+  // A cluster file that is missing or malformed is bad input (2), read
+  // before the cluster is asked; failing to reach a node is 1.
+  auto config = memory::LoadClusterConfig(config_path);
+  if (!config.ok()) return Fail(config_path, config.status());
+  if (config->FindNode(static_cast<uint32_t>(node)) == nullptr) {
+    return Fail("--node", Status::Invalid("node ", node, " is not in ", config_path));
   }
   ClientOptions options;
   options.config_path = config_path;
-  options.node = static_cast<uint32_t>(*node);
+  options.node = static_cast<uint32_t>(node);
   auto client = Client::Connect(options);
   if (!client.ok()) return Fail("store", client.status(), kExitFailed);
   store::ObjectStore objects(**client);

@@ -20,44 +20,47 @@ namespace quiver::cli {
 
 namespace {
 
-// Every argument left must be positional and there must be `n` of them.
-bool Positional(const Args& args, size_t n) {
-  return args.size() == n && std::none_of(args.begin(), args.end(), [](const auto& a) {
-           return a.rfind("--", 0) == 0;
-         });
-}
+constexpr const char* kIpcFile = "ipc file";
+constexpr const char* kIpcStream = "ipc stream";
 
-// Writes `table` to `path` in the format its extension names: Arrow IPC
-// (.arrow, .ipc, .feather: file format; .arrows: stream format) by Quiver,
-// Parquet, CSV and JSON by DuckDB's writers.
-Status WriteByExtension(const TablePtr& table, const std::string& name,
-                        const std::string& path, const std::string& tmp) {
+// How the name of `path` says to write it: kIpcFile (.arrow, .ipc,
+// .feather), kIpcStream (.arrows), or DuckDB's COPY options (Parquet, CSV,
+// JSON). Invalid for any other name: bad input, found before the cluster
+// is asked.
+Result<std::string> OutputFormatOf(const std::string& path) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (EndsWith(lower, ".arrows")) return std::string(kIpcStream);
   if (EndsWith(lower, ".arrow") || EndsWith(lower, ".ipc") ||
-      EndsWith(lower, ".feather") || EndsWith(lower, ".arrows")) {
+      EndsWith(lower, ".feather")) {
+    return std::string(kIpcFile);
+  }
+  if (EndsWith(lower, ".parquet") || EndsWith(lower, ".pq")) {
+    return std::string("FORMAT parquet");
+  }
+  if (EndsWith(lower, ".csv")) return std::string("FORMAT csv, HEADER true");
+  if (EndsWith(lower, ".json") || EndsWith(lower, ".jsonl") ||
+      EndsWith(lower, ".ndjson")) {
+    return std::string("FORMAT json");
+  }
+  return Status::Invalid(path,
+                         ": the format is not known by the file's name (.arrow, .arrows, "
+                         ".ipc, .feather, .parquet, .csv, .json)");
+}
+
+// Writes `table` to `tmp` in `format` (OutputFormatOf): Arrow IPC by
+// Quiver, Parquet, CSV and JSON by DuckDB's writers.
+Status WriteAs(const TablePtr& table, const std::string& name, const std::string& format,
+               const std::string& tmp) {
+  if (format == kIpcFile || format == kIpcStream) {
     QUIVER_ASSIGN_OR_RAISE(auto out, io::FileOutputStream::Open(tmp));
     QUIVER_RETURN_NOT_OK(ipc::WriteTable(
-        *table,
-        EndsWith(lower, ".arrows") ? ipc::IpcFormat::kStream : ipc::IpcFormat::kFile,
+        *table, format == kIpcStream ? ipc::IpcFormat::kStream : ipc::IpcFormat::kFile,
         out.get()));
     return out->Close();
   }
-  std::string options;
-  if (EndsWith(lower, ".parquet") || EndsWith(lower, ".pq")) {
-    options = "FORMAT parquet";
-  } else if (EndsWith(lower, ".csv")) {
-    options = "FORMAT csv, HEADER true";
-  } else if (EndsWith(lower, ".json") || EndsWith(lower, ".jsonl") ||
-             EndsWith(lower, ".ndjson")) {
-    options = "FORMAT json";
-  } else {
-    return Status::Invalid(
-        path,
-        ": the format is not known by the file's name (.arrow, .arrows, "
-        ".ipc, .feather, .parquet, .csv, .json)");
-  }
+  const std::string& options = format;
   QUIVER_ASSIGN_OR_RAISE(auto db, duckdb::Database::Open());
   QUIVER_ASSIGN_OR_RAISE(auto conn, duckdb::Connection::Open(db));
   QUIVER_RETURN_NOT_OK(conn->RegisterTable(name, table));
@@ -80,17 +83,39 @@ Status WriteByExtension(const TablePtr& table, const std::string& name,
   return st;
 }
 
+// A table the cluster does not have, said plainly (the client's status
+// names the node and socket it asked); exit 1 as for every answer of the
+// cluster's (commands.h). Other failures as the client says them.
+int TableFailed(const std::string& command, const std::string& name, Client& client,
+                const Status& st) {
+  if (st.IsNotFound()) {
+    auto tables = client.List();
+    const bool listed =
+        tables.ok() && std::any_of(tables->begin(), tables->end(),
+                                   [&](const TableInfo& t) { return t.name == name; });
+    if (!listed) {
+      std::fprintf(stderr,
+                   "quiver: %s: no table '%s' is published (`quiver ls` lists the "
+                   "tables)\n",
+                   command.c_str(), Escape(name).c_str());
+      return kExitFailed;
+    }
+  }
+  return Fail(command + " " + name, st, kExitFailed);
+}
+
 }  // namespace
 
-int LsCommand(const Args& in) {
-  Args args = in;
+int LsCommand(const Args& args) {
+  CommandLine cl("ls", "[OPTIONS]",
+                 "The published tables of the cluster of `quiver up`: rows, chunks, "
+                 "nodes, state.");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags);
+  if (auto code = cl.Parse(args)) return *code;
   int code = kExitOk;
-  auto attached = AttachCluster("ls", &args, &code);
+  auto attached = AttachCluster("ls", flags, &code);
   if (!attached) return code;
-  if (!Positional(args, 0)) {
-    std::fputs("usage: quiver ls [--dir D] [--node N]\n", stderr);
-    return kExitBadInput;
-  }
   auto tables = attached->client->List();
   if (!tables.ok()) return Fail("ls", tables.status(), kExitFailed);
   std::sort(tables->begin(), tables->end(),
@@ -119,18 +144,21 @@ int LsCommand(const Args& in) {
 }
 
 int RmCommand(const Args& in) {
-  Args args = in;
+  CommandLine cl("rm", "[OPTIONS] NAME...",
+                 "Unpublish tables (their memory returns when no one reads them).");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags, /*with_node=*/false);
+  Args names;
+  cl.Positionals("NAME", &names, "the tables to unpublish");
+  if (auto code = cl.Parse(in)) return *code;
+  if (names.empty()) return cl.Usage("no table named");
   int code = kExitOk;
-  auto attached = AttachCluster("rm", &args, &code);
+  auto attached = AttachCluster("rm", flags, &code);
   if (!attached) return code;
-  if (args.empty() || !Positional(args, args.size())) {
-    std::fputs("usage: quiver rm [--dir D] NAME...\n", stderr);
-    return kExitBadInput;
-  }
-  for (const auto& name : args) {
+  for (const auto& name : names) {
     Status st = attached->client->Unpublish(name);
     if (!st.ok()) {
-      code = Fail("rm " + name, st, st.IsNotFound() ? kExitBadInput : kExitFailed);
+      code = TableFailed("rm", name, *attached->client, st);
       continue;
     }
     std::printf("removed %s\n", Escape(name).c_str());
@@ -139,37 +167,37 @@ int RmCommand(const Args& in) {
 }
 
 int GetCommand(const Args& in) {
-  Args args = in;
-  std::string out = TakeOption(&args, "output", "");
-  for (size_t i = 0; i + 1 < args.size(); ++i) {  // -o FILE
-    if (args[i] == "-o") {
-      out = args[i + 1];
-      args.erase(args.begin() + static_cast<long>(i),
-                 args.begin() + static_cast<long>(i) + 2);
-      break;
-    }
+  CommandLine cl("get", "[OPTIONS] NAME -o FILE",
+                 "Write a published table to FILE in the format its name gives: "
+                 "Arrow IPC (.arrow .ipc .feather; .arrows: stream), .parquet, .csv, "
+                 ".json.");
+  ClusterFlags flags;
+  AddClusterFlags(&cl, &flags);
+  std::string out;
+  cl.Text("-o,--output", &out, "the file to write (required)")->type_name("FILE");
+  Args args;
+  cl.Positionals("NAME", &args, "the table");
+  if (auto code = cl.Parse(in)) return *code;
+  if (args.size() != 1 || out.empty()) {
+    return cl.Usage(args.size() > 1 ? "one table at a time"
+                    : args.empty()  ? "which table?"
+                                    : "-o FILE is missing");
   }
+  auto format = OutputFormatOf(out);
+  if (!format.ok()) return Fail("get", format.status());
   int code = kExitOk;
-  auto attached = AttachCluster("get", &args, &code);
+  auto attached = AttachCluster("get", flags, &code);
   if (!attached) return code;
-  if (!Positional(args, 1) || out.empty()) {
-    std::fputs(
-        "usage: quiver get [--dir D] [--node N] NAME -o FILE (.arrow .arrows .ipc "
-        ".feather .parquet .csv .json)\n",
-        stderr);
-    return kExitBadInput;
-  }
   const std::string& name = args[0];
   auto table = attached->client->GetHugeTable(name);
   if (!table.ok()) {
-    return Fail("get " + name, table.status(),
-                table.status().IsNotFound() ? kExitBadInput : kExitFailed);
+    return TableFailed("get", name, *attached->client, table.status());
   }
   // Written beside the target and renamed over it when complete: an
   // interrupted or failed get leaves no partial file.
   const std::string tmp = out + ".quiver-" + std::to_string(getpid()) + ".tmp";
   CatchInterrupts();
-  Status st = WriteByExtension(*table, name, out, tmp);
+  Status st = WriteAs(*table, name, *format, tmp);
   if (Interrupted()) {
     std::remove(tmp.c_str());
     std::fprintf(stderr, "quiver: get: interrupted: %s not written\n",

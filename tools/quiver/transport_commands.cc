@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "duckdb/connection.h"
 #include "quiver/columnar/io.h"
@@ -60,20 +61,31 @@ std::string GenerateSql(const std::string& name, uint64_t rows) {
          std::to_string(rows) + ") t(i)";
 }
 
-int Serve(Args args) {
-  const std::string listen = TakeOption(&args, "listen", "0.0.0.0:7878");
-  auto token = ReadToken(TakeOption(&args, "token-file", ""));
+int Serve(const Args& in) {
+  CommandLine cl("serve", "[OPTIONS]",
+                 "Load tables into DuckDB and answer scans over UCX (Arrow's "
+                 "Dissociated IPC protocol) until interrupted.");
+  std::string listen = "0.0.0.0:7878", token_file;
+  bool no_token = false;
+  uint64_t pool_mib = 256;
+  std::vector<std::string> table_flags, generate_flags;
+  cl.Text("--listen", &listen, "the address to listen on")->type_name("HOST:PORT");
+  cl.Text("--token-file", &token_file, "the token clients must give")->type_name("F");
+  cl.Count("--pool-mib", &pool_mib, 1 << 20, "MiB of registered memory for replies");
+  cl.app()
+      .add_option("--table", table_flags, "load FILE as table NAME (repeatable)")
+      ->type_name("NAME=FILE");
+  cl.app()
+      .add_option("--generate", generate_flags, "generate ROWS rows as NAME (repeatable)")
+      ->type_name("NAME=ROWS");
+  cl.Flag("--insecure-no-token", &no_token, "listen beyond loopback without a token");
+  if (auto code = cl.Parse(in)) return *code;
+  auto token = ReadToken(token_file);
   if (!token.ok()) return Fail("--token-file", token.status());
-  const bool no_token = TakeFlag(&args, "insecure-no-token");
-  auto pool_mib = TakeCount(&args, "pool-mib", 256, 1 << 20);
-  if (!pool_mib.ok()) return Fail("serve", pool_mib.status());
   std::vector<std::pair<std::string, std::string>> tables, generated;
-  for (;;) {
-    std::string t = TakeOption(&args, "table", "");
-    std::string g = TakeOption(&args, "generate", "");
-    if (t.empty() && g.empty()) break;
-    for (auto [text, list] : {std::pair{t, &tables}, std::pair{g, &generated}}) {
-      if (text.empty()) continue;
+  for (auto [texts, list] :
+       {std::pair{&table_flags, &tables}, std::pair{&generate_flags, &generated}}) {
+    for (const std::string& text : *texts) {
       const size_t eq = text.find('=');
       if (eq == 0 || eq == std::string::npos || eq + 1 == text.size()) {
         std::fprintf(stderr, "quiver: serve: '%s' is not NAME=VALUE\n",
@@ -82,14 +94,6 @@ int Serve(Args args) {
       }
       list->emplace_back(text.substr(0, eq), text.substr(eq + 1));
     }
-  }
-  if (!args.empty()) {
-    std::fprintf(
-        stderr,
-        "usage: quiver serve [--listen HOST:PORT] [--token-file F] [--pool-mib N]\n"
-        "                    [--table NAME=FILE]... [--generate NAME=ROWS]...\n"
-        "                    [--insecure-no-token]\n");
-    return kExitBadInput;
   }
   const std::string host = listen.substr(0, listen.rfind(':'));
   const bool loopback = host == "127.0.0.1" || host == "localhost" || host == "[::1]";
@@ -112,9 +116,9 @@ int Serve(Args args) {
         token->size());
   }
   auto db = duckdb::Database::Open();
-  if (!db.ok()) return Fail("serve: DuckDB", db.status());
+  if (!db.ok()) return Fail("serve: DuckDB", db.status(), kExitFailed);
   auto conn = duckdb::Connection::Open(*db);
-  if (!conn.ok()) return Fail("serve: DuckDB", conn.status());
+  if (!conn.ok()) return Fail("serve: DuckDB", conn.status(), kExitFailed);
   std::set<std::string> names;
   for (const auto& [name, file] : tables) {
     Status st = (*conn)->Execute("CREATE TABLE " + duckdb::QuoteIdentifier(name) +
@@ -123,17 +127,16 @@ int Serve(Args args) {
     names.insert(name);
   }
   for (const auto& [name, rows_text] : generated) {
-    Args one = {"--rows", rows_text};
-    auto rows = TakeCount(&one, "rows", 0, uint64_t{1} << 40);
+    auto rows = ParseCount("--rows", rows_text, uint64_t{1} << 40);
     if (!rows.ok()) return Fail("serve: --generate " + name, rows.status());
     Status st = (*conn)->Execute(GenerateSql(name, *rows));
-    if (!st.ok()) return Fail("serve: generating " + name, st);
+    if (!st.ok()) return Fail("serve: generating " + name, st, kExitFailed);
     names.insert(name);
   }
   // Clients run any SQL: from here on it reaches only the loaded tables,
   // never the server's files, settings or extensions.
   if (Status st = duckdb::LockDown(conn->get(), /*allow_files=*/false); !st.ok()) {
-    return Fail("serve: DuckDB", st);
+    return Fail("serve: DuckDB", st, kExitFailed);
   }
   std::shared_ptr<duckdb::Database> database = *db;
   transport::QueryRunner runner =
@@ -151,10 +154,13 @@ int Serve(Args args) {
   transport::ServerOptions options;
   options.listen = listen;
   options.token = *token;
-  options.pool_size = *pool_mib << 20;
+  options.pool_size = pool_mib << 20;
   CatchInterrupts();
   auto server = transport::Server::Start(options, runner);
-  if (!server.ok()) return Fail("serve", server.status());
+  if (!server.ok()) {  // a bad --listen is bad input; a port in use is run time
+    return Fail("serve", server.status(),
+                server.status().IsInvalid() ? kExitBadInput : kExitFailed);
+  }
   std::printf("quiver serve: listening on %s:%u, %zu table(s)\n", host.c_str(),
               static_cast<unsigned>((*server)->port()), names.size());
   std::fflush(stdout);
@@ -163,26 +169,29 @@ int Serve(Args args) {
   return kExitOk;
 }
 
-int Scan(Args args) {
-  auto token = ReadToken(TakeOption(&args, "token-file", ""));
+int Scan(const Args& in) {
+  CommandLine cl("scan", "HOST:PORT SQL [OPTIONS]",
+                 "Run SQL on a host that runs `quiver serve`, print the rows (or save an "
+                 "Arrow IPC stream) and what moved how fast.");
+  std::string token_file, out_path, bodies = "measure";
+  bool progress = false;
+  uint64_t limit = 20, min_rows = 65536, window = 4;
+  cl.Text("--token-file", &token_file, "the server's token")->type_name("F");
+  cl.Text("--out", &out_path, "save the rows as an Arrow IPC stream")->type_name("FILE");
+  cl.Count("--limit", &limit, uint64_t{1} << 62, "rows to print at most");
+  cl.Count("--min-rows", &min_rows, uint64_t{1} << 40, "rows per batch at least");
+  cl.Count("--window", &window, 1 << 20, "batches in flight");
+  cl.Text("--bodies", &bodies, "measure, packed or addresses")->type_name("B");
+  cl.Flag("--progress", &progress, "print progress while scanning");
+  Args args;
+  cl.Positionals("HOST:PORT SQL", &args, "the server, then one SQL query (quoted)");
+  if (auto code = cl.Parse(in)) return *code;
+  if (args.size() != 2) return cl.Usage("HOST:PORT and one SQL query");
+  if (bodies != "measure" && bodies != "packed" && bodies != "addresses") {
+    return cl.Usage("--bodies '" + bodies + "' is not measure, packed or addresses");
+  }
+  auto token = ReadToken(token_file);
   if (!token.ok()) return Fail("--token-file", token.status());
-  const std::string out_path = TakeOption(&args, "out", "");
-  const std::string bodies = TakeOption(&args, "bodies", "measure");
-  const bool progress = TakeFlag(&args, "progress");
-  auto limit = TakeCount(&args, "limit", 20, uint64_t{1} << 62);
-  auto min_rows = TakeCount(&args, "min-rows", 65536, uint64_t{1} << 40);
-  auto window = TakeCount(&args, "window", 4, 1 << 20);
-  for (const auto* r : {&limit, &min_rows, &window}) {
-    if (!r->ok()) return Fail("scan", r->status());
-  }
-  if (args.size() != 2 ||
-      (bodies != "measure" && bodies != "packed" && bodies != "addresses")) {
-    std::fprintf(stderr,
-                 "usage: quiver scan HOST:PORT SQL [--token-file F] [--out FILE.arrows]\n"
-                 "                   [--limit N] [--min-rows N] [--window N]\n"
-                 "                   [--bodies measure|packed|addresses] [--progress]\n");
-    return kExitBadInput;
-  }
   transport::ClientOptions options;
   options.token = *token;
   options.bodies = bodies == "packed"      ? transport::BodyMode::kPacked
@@ -190,14 +199,17 @@ int Scan(Args args) {
                                            : transport::BodyMode::kMeasure;
   const auto start = std::chrono::steady_clock::now();
   auto client = transport::Client::Connect(args[0], options);
-  if (!client.ok()) return Fail(args[0], client.status());
+  if (!client.ok()) {  // HOST:PORT malformed: 2; the server unreachable or refusing: 1
+    return Fail(args[0], client.status(),
+                client.status().IsInvalid() ? kExitBadInput : kExitFailed);
+  }
   transport::ScanOptions scan_options;
-  scan_options.min_rows = *min_rows;
-  scan_options.window_batches = static_cast<uint32_t>(std::max<uint64_t>(*window, 1));
+  scan_options.min_rows = min_rows;
+  scan_options.window_batches = static_cast<uint32_t>(std::max<uint64_t>(window, 1));
   auto scan = (*client)->InitScan(args[1], scan_options);
-  if (!scan.ok()) return Fail("scan", scan.status());
+  if (!scan.ok()) return Fail("scan", scan.status(), kExitFailed);
   auto reader = (*client)->Iterate(*scan);
-  if (!reader.ok()) return Fail("scan", reader.status());
+  if (!reader.ok()) return Fail("scan", reader.status(), kExitFailed);
   std::unique_ptr<io::FileOutputStream> sink;
   std::unique_ptr<ipc::RecordBatchWriter> writer;
   if (!out_path.empty()) {
@@ -230,7 +242,7 @@ int Scan(Args args) {
       if (!st.ok()) return Fail(out_path, st, kExitFailed);
       continue;
     }
-    for (int64_t r = 0; r < b->num_rows() && printed < *limit; ++r, ++printed) {
+    for (int64_t r = 0; r < b->num_rows() && printed < limit; ++r, ++printed) {
       std::ostringstream line;
       for (int c = 0; c < b->num_columns(); ++c) {
         line << (c == 0 ? "" : " | ") << b->column_name(c) << "="

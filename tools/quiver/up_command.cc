@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cli_parse.h"
 #include "commands.h"
 #include "control/local_cluster.h"
 
@@ -99,18 +100,21 @@ int RestartDown(LocalCluster& c, const std::string& down) {
 }  // namespace
 
 int UpCommand(const Args& in) {
-  Args args = in;
-  const std::string dir = TakeOption(&args, "dir", control::DefaultStateDir());
-  auto nodes = TakeCount(&args, "nodes", 3, 64);
-  if (!nodes.ok()) return Fail("up", nodes.status());
-  const std::string size_text = TakeOption(&args, "size", "1GiB");
+  CommandLine cl("up", "[OPTIONS]",
+                 "Start a cluster on this host that keeps running in the background; a "
+                 "stale one in its directory is cleaned up first.");
+  std::string dir = control::DefaultStateDir(), size_text = "1GiB";
+  uint64_t nodes = 3;
+  cl.Count("--nodes", &nodes, 64, "how many nodes (1-64)");
+  cl.Text("--size", &size_text, "each node's region (1G, 512M, ...)")->type_name("S");
+  cl.Text("--dir", &dir, "the cluster's state directory")->type_name("D");
+  if (auto code = cl.Parse(in)) return *code;
   auto size = memory::ParseByteSize(size_text);
   if (!size.ok()) return Fail("--size", size.status());
-  if (!args.empty() || *nodes == 0 || *size == 0 || dir.empty()) {
-    std::fprintf(stderr,
-                 "usage: quiver up [--nodes N (1-64, 3)] [--size S (per node, 1G)] "
-                 "[--dir D]\n");
-    return kExitBadInput;
+  if (nodes == 0 || *size == 0 || dir.empty()) {
+    return cl.Usage(nodes == 0    ? "--nodes is at least 1"
+                    : dir.empty() ? "--dir is empty"
+                                  : "--size is at least one page");
   }
   auto running = RunningOrCleaned(dir, "up");
   if (!running.ok()) return Fail(dir, running.status());
@@ -134,7 +138,7 @@ int UpCommand(const Args& in) {
     return kExitFailed;
   }
   control::LocalClusterOptions o;
-  o.nodes = static_cast<int>(*nodes);
+  o.nodes = static_cast<int>(nodes);
   o.region_size = *size;
   o.state_dir = dir;
   o.name_prefix = "up";  // regions: /dev/shm/quiver-up-PID-XXXXXX-N
@@ -175,15 +179,17 @@ int UpCommand(const Args& in) {
 }
 
 int DownCommand(const Args& in) {
-  Args args = in;
-  const std::string dir = TakeOption(&args, "dir", control::DefaultStateDir());
-  auto timeout = TakeCount(&args, "timeout", 10, 3600);
-  if (!timeout.ok()) return Fail("down", timeout.status());
-  if (!args.empty() || dir.empty()) {
-    std::fprintf(stderr, "usage: quiver down [--dir D] [--timeout SECONDS (10)]\n");
-    return kExitBadInput;
-  }
-  auto c = LocalCluster::Attach(dir, static_cast<int>(*timeout) * 1000);
+  CommandLine cl("down", "[OPTIONS]",
+                 "Stop the cluster of `quiver up`, remove its regions, sockets and "
+                 "credentials (its logs stay).");
+  std::string dir = control::DefaultStateDir();
+  uint64_t timeout = 10;
+  cl.Text("--dir", &dir, "the cluster's state directory")->type_name("D");
+  cl.Count("--timeout", &timeout, 3600,
+           "seconds before a daemon that does not stop is killed");
+  if (auto code = cl.Parse(in)) return *code;
+  if (dir.empty()) return cl.Usage("--dir is empty");
+  auto c = LocalCluster::Attach(dir, static_cast<int>(timeout) * 1000);
   if (!c.ok() && c.status().IsNotFound()) {
     std::fprintf(stderr, "quiver: down: no cluster in %s, nothing to stop\n",
                  Escape(dir).c_str());
@@ -206,7 +212,7 @@ int DownCommand(const Args& in) {
               (*c)->dir().c_str());
   if (s.killed > 0) {
     std::printf(" (%d killed after %d s without stopping)", s.killed,
-                static_cast<int>(*timeout));
+                static_cast<int>(timeout));
   }
   std::printf("; removed %s; logs kept in %s/node*.log\n", DescribeRemoved(**c).c_str(),
               (*c)->dir().c_str());
