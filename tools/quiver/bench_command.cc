@@ -39,8 +39,6 @@ using bench::ProgramSpec;
 constexpr const char* kBenchUsage =
     "usage: quiver bench [all|NAME...] [--quick] [--out DIR] [--repetitions N] [--list]";
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -32,7 +32,7 @@ using chaos::Clock;
 using chaos::Soak;
 using chaos::Tally;
 
-constexpr const char* kUsage =
+constexpr const char* kChaosUsage =
     "usage: quiver chaos [--seed N] [--duration S (60)] [--nodes N (4)] [--workers N "
     "(8)]\n"
     "                    [--size S (256M)] [--lease-ms MS (4000)] [--grace-ms MS "
@@ -198,7 +198,7 @@ int ChaosCommand(const Args& in) {
   o.plant_wrong = TakeFlag(&args, "plant-wrong");
   o.keep = TakeFlag(&args, "keep");
   if (!args.empty() || *nodes == 0 || *workers == 0 || *size == 0 || *lease < 100) {
-    std::fputs(kUsage, stderr);
+    std::fputs(kChaosUsage, stderr);
     return kExitBadInput;
   }
   o.seed = *seed;

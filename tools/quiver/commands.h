@@ -5,6 +5,7 @@
 // one clear line on stderr.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -63,6 +64,11 @@ bool TakeFlag(Args* args, const std::string& name);
 // calls return EINTR); long commands poll Interrupted() and clean up.
 void CatchInterrupts();
 bool Interrupted();
+
+// The length of `d` in seconds, for reports.
+inline double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // Takes "--name N" as a whole number in [0, max]; `fallback` when absent.
 // Invalid names the option and the text otherwise.

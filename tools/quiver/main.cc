@@ -115,7 +115,7 @@ bool TakeFlag(Args* args, const std::string& name) {
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: quiver <command> [args]
+constexpr const char* kMainUsage = R"(usage: quiver <command> [args]
 
 commands:
   demo [--rows N] [--backing shm|incoherent] [--nodes K]
@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
   using namespace quiver::cli;
   if (argc < 2 || std::strcmp(argv[1], "help") == 0 ||
       std::strcmp(argv[1], "--help") == 0) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    std::fputs(kMainUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? kExitBadInput : kExitOk;
   }
   std::string command = argv[1];

@@ -20,7 +20,7 @@ namespace quiver::cli {
 
 namespace {
 
-constexpr const char* kUsage =
+constexpr const char* kSqlUsage =
     "usage: quiver sql [--node N] [--dir D] [--format table|csv|json|arrow] "
     "[--publish NAME] [--allow-files] [QUERY]\n";
 
@@ -218,7 +218,7 @@ int SqlCommand(const Args& in) {
   if (positional.size() > 1 ||
       (!positional.empty() && positional[0].rfind("--", 0) == 0) ||
       (!publish.empty() && positional.empty())) {
-    std::fputs(kUsage, stderr);
+    std::fputs(kSqlUsage, stderr);
     return kExitBadInput;
   }
   if (*format == SqlFormat::kArrow && isatty(fileno(stdout)) && publish.empty()) {
