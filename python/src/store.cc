@@ -292,7 +292,7 @@ void PutBytes(PyStore& p, py::handle id_obj, py::buffer data, std::string metada
 // Plasma's get: every id (waiting up to timeout_ms, < 0 for ever, in
 // slices that Ctrl-C interrupts), a memoryview or None (not there in time)
 // each; with_meta: (metadata, data) pairs.
-py::list Get(PyStore& p, py::handle ids_obj, int64_t timeout_ms, bool with_meta) {
+py::list GetObjects(PyStore& p, py::handle ids_obj, int64_t timeout_ms, bool with_meta) {
   const std::vector<ObjectId> ids = IdsOf(ids_obj);
   std::vector<std::optional<store::ObjectBuffer>> got(ids.size());
   std::vector<size_t> pending(ids.size());
@@ -395,7 +395,7 @@ void Release(PyStore& p, py::handle ids_obj) {
   Check(failed);
 }
 
-py::list List(PyStore& p) {
+py::list ListObjects(PyStore& p) {
   auto infos = Unwrap(WithStore(p, [](store::ObjectStore& s) { return s.List(); }));
   py::list out;
   for (const auto& i : infos) {
@@ -531,7 +531,7 @@ void BindStore(py::module_& m) {
              Check(WithStore(p, [&](store::ObjectStore& s) { return s.Abort(oid); }));
            })
       .def("put", &PutBytes)
-      .def("get", &Get)
+      .def("get", &GetObjects)
       .def("release", &Release)
       .def("delete",
            [](PyStore& p, py::handle ids) {
@@ -544,7 +544,7 @@ void BindStore(py::module_& m) {
              return Unwrap(
                  WithStore(p, [&](store::ObjectStore& s) { return s.Contains(oid); }));
            })
-      .def("list", &List)
+      .def("list", &ListObjects)
       .def("evict",
            [](PyStore& p, uint64_t bytes, std::optional<uint32_t> node) {
              return Unwrap(WithStore(p, [&](store::ObjectStore& s) {

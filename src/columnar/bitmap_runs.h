@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "quiver/columnar/array_data.h"
+
 namespace quiver::internal {
 
 static_assert(std::endian::native == std::endian::little,
@@ -116,6 +118,13 @@ inline T LoadValue(const uint8_t* base, int64_t i) {
   T v;
   std::memcpy(&v, base + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
   return v;
+}
+
+// The validity bitmap of `d` as the readers above take it: null when every
+// slot is valid (no bitmap, or a null count of 0 that makes it irrelevant).
+inline const uint8_t* ValidityBits(const ArrayData& d) {
+  if (d.null_count == 0 || d.buffers.empty() || d.buffers[0] == nullptr) return nullptr;
+  return d.buffers[0]->data();
 }
 
 }  // namespace quiver::internal

@@ -26,16 +26,11 @@ namespace quiver {
 namespace {
 
 using internal::LoadValue;
+using internal::ValidityBits;
 using internal::VisitSetBitRuns;
 
 bool RangesEqual(const ArrayData& l, const ArrayData& r, int64_t ls, int64_t rs,
                  int64_t len);
-
-// The validity bitmap as the accessors read it: null means "all valid".
-const uint8_t* ValidityBits(const ArrayData& d) {
-  if (d.null_count == 0 || d.buffers.empty() || d.buffers[0] == nullptr) return nullptr;
-  return d.buffers[0]->data();
-}
 
 // Whether comparing a range with itself may skip the values: not when a NaN
 // could hide somewhere inside.

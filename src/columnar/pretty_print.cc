@@ -22,13 +22,9 @@ namespace quiver {
 namespace {
 
 using internal::LoadValue;
+using internal::ValidityBits;
 
 constexpr char kInvalidOffsets[] = "<invalid offsets>";
-
-const uint8_t* ValidityBits(const ArrayData& d) {
-  if (d.null_count == 0 || d.buffers.empty() || d.buffers[0] == nullptr) return nullptr;
-  return d.buffers[0]->data();
-}
 
 bool IsNullAt(const ArrayData& d, int64_t i) {
   if (d.type->id() == TypeId::kNull) return true;

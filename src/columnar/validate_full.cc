@@ -15,12 +15,6 @@ namespace quiver::internal {
 
 namespace {
 
-// The validity bitmap as the accessors use it (null when it must be ignored).
-const uint8_t* ValidityBits(const ArrayData& d) {
-  if (d.null_count == 0 || d.buffers.empty() || d.buffers[0] == nullptr) return nullptr;
-  return d.buffers[0]->data();
-}
-
 // The values (or offsets) buffer, positioned at the array's first slot.
 template <typename T>
 const uint8_t* SlotBase(const ArrayData& d, int i) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -143,8 +144,6 @@ Result<uint64_t> ParseByteSize(std::string_view text) {
 }
 
 namespace {
-
-bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 using util::Hex;
 
@@ -542,7 +541,7 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
     }
   }
   QUIVER_RETURN_NOT_OK(ValidateLimits(c.limits));
-  if (!IsPowerOfTwo(c.granule) || c.granule > (2u << 20)) {
+  if (!std::has_single_bit(c.granule) || c.granule > (2u << 20)) {
     return Status::Invalid("cluster.granule ", c.granule,
                            " must be a power of two no larger than 2 MiB");
   }

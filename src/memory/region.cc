@@ -15,6 +15,7 @@
 
 #include "memory/file_type.h"
 #include "quiver/util/string_builder.h"
+#include "util/round_up.h"
 
 namespace quiver::memory {
 
@@ -24,7 +25,7 @@ using internal::FileTypeName;
 
 using util::Hex;
 
-uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+using util::RoundUp;
 
 // Start time of a process in clock ticks since boot (field 22 of
 // /proc/PID/stat), or 0 if it does not exist. Guards against pid reuse.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "memory/avl_tree.h"
 #include "memory/region_allocator_layout.h"
 #include "quiver/util/string_builder.h"
+#include "util/round_up.h"
 
 namespace quiver::memory {
 
@@ -45,8 +47,7 @@ void CrashPoint(const char* name) {
   if (auto hook = g_crash_hook.load(std::memory_order_relaxed)) hook(name);
 }
 
-uint64_t RoundUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+using util::RoundUp;
 
 using util::Hex;
 
@@ -380,7 +381,7 @@ uint64_t RegionAllocator::MetadataSize(uint64_t data_size, uint64_t granule) {
 Result<RegionAllocator> RegionAllocator::Format(void* metadata, uint64_t metadata_size,
                                                 uint8_t* data, uint64_t data_size,
                                                 uint64_t granule) {
-  if (!IsPowerOfTwo(granule) || granule < 8) {
+  if (!std::has_single_bit(granule) || granule < 8) {
     return Status::Invalid("granule ", granule, " is not a power of two >= 8");
   }
   if (reinterpret_cast<uint64_t>(data) % granule != 0) {
@@ -444,7 +445,7 @@ Result<uint8_t*> RegionAllocator::Allocate(uint64_t size, uint64_t alignment) {
 Result<uint8_t*> RegionAllocator::Allocate(uint64_t size, uint64_t alignment,
                                            uint64_t tag) {
   if (meta_ == nullptr) return Status::Invalid("allocator not attached");
-  if (alignment != 0 && (!IsPowerOfTwo(alignment) || alignment > (64u << 20))) {
+  if (alignment != 0 && (!std::has_single_bit(alignment) || alignment > (64u << 20))) {
     return Status::Invalid("alignment ", alignment, " is not a power of two <= 64 MiB");
   }
   if (size > data_size_) {
@@ -476,7 +477,7 @@ AllocationInfo InfoOf(const BlockCore& c, const uint8_t* data) {
 Result<uint8_t*> RegionAllocator::Reallocate(uint8_t* ptr, uint64_t new_size,
                                              uint64_t alignment) {
   QUIVER_RETURN_NOT_OK(CheckInDataArea(meta_, ptr, data_, data_size_));
-  if (alignment != 0 && !IsPowerOfTwo(alignment)) {
+  if (alignment != 0 && !std::has_single_bit(alignment)) {
     return Status::Invalid("alignment ", alignment, " is not a power of two");
   }
   if (new_size > data_size_) {

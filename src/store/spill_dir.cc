@@ -19,8 +19,8 @@ namespace {
 
 constexpr char kSuffix[] = ".spill";
 constexpr char kPartSuffix[] = ".part";
-constexpr uint64_t kMagicV1 = 0x4C4C495053565551ULL;  // "QUVSPILL", little-endian
-constexpr uint64_t kMagic = 0x324C495053565551ULL;    // "QUVSPIL2"
+constexpr uint64_t kSpillMagicV1 = 0x4C4C495053565551ULL;  // "QUVSPILL", little-endian
+constexpr uint64_t kSpillMagic = 0x324C495053565551ULL;    // "QUVSPIL2"
 
 struct Trailer {
   uint64_t magic;
@@ -159,7 +159,7 @@ Status SpillDir::WritePart(const ObjectId& id, uint64_t ticket, const void* data
       ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError(Errno("creating spill file " + file));
   auto* p = const_cast<uint8_t*>(static_cast<const uint8_t*>(data));
-  Trailer t{kMagic, id.Prefix(), len, 0};
+  Trailer t{kSpillMagic, id.Prefix(), len, 0};
   Status st = ByPieces<SpillChecksum>(
       p, len, /*sum_first=*/true, &t.checksum,
       [&](uint8_t* q, uint64_t n) { return WriteAll(fd, q, n, file); });
@@ -187,7 +187,7 @@ Status SpillDir::Read(const ObjectId& id, void* out, uint64_t len) const {
                     static_cast<ssize_t>(sizeof(t))) {
     s = Status::IOError(Errno("reading the trailer of spill file " + file));
   }
-  if (s.ok() && ((t.magic != kMagic && t.magic != kMagicV1) ||
+  if (s.ok() && ((t.magic != kSpillMagic && t.magic != kSpillMagicV1) ||
                  t.id_prefix != id.Prefix() || t.length != len)) {
     s = Status::IOError("spill file ", file, " does not hold object ", id.Hex());
   }
@@ -195,7 +195,7 @@ Status SpillDir::Read(const ObjectId& id, void* out, uint64_t len) const {
   uint64_t sum = 0;
   if (s.ok()) {
     auto read = [&](uint8_t* q, uint64_t n) { return ReadAll(fd, q, n, file); };
-    s = t.magic == kMagic
+    s = t.magic == kSpillMagic
             ? ByPieces<SpillChecksum>(p, len, /*sum_first=*/false, &sum, read)
             : ByPieces<SpillChecksumV1>(p, len, /*sum_first=*/false, &sum, read);
   }

@@ -11,8 +11,8 @@ namespace {
 
 using control::Fnv1a;
 
-constexpr uint64_t kMagic = 0x3145524F54535651ULL;  // "QVSTORE1" little-endian
-constexpr uint32_t kVersion = 1;
+constexpr uint64_t kRecordMagic = 0x3145524F54535651ULL;  // "QVSTORE1" little-endian
+constexpr uint32_t kRecordVersion = 1;
 
 using util::AppendLE;
 using util::LoadLE;
@@ -22,8 +22,8 @@ using util::LoadLE;
 std::string EncodeStoreRecord(const StoreRecord& r) {
   std::string out;
   out.reserve(kStoreRecordSize);
-  AppendLE<uint64_t>(&out, kMagic);
-  AppendLE<uint32_t>(&out, kVersion);
+  AppendLE<uint64_t>(&out, kRecordMagic);
+  AppendLE<uint32_t>(&out, kRecordVersion);
   AppendLE<uint32_t>(&out, 0);
   out += r.id.Binary();
   AppendLE<uint64_t>(&out, r.address);
@@ -34,7 +34,8 @@ std::string EncodeStoreRecord(const StoreRecord& r) {
 }
 
 bool IsStoreRecord(std::string_view bytes) {
-  return bytes.size() >= sizeof(kMagic) && LoadLE<uint64_t>(bytes, 0) == kMagic;
+  return bytes.size() >= sizeof(kRecordMagic) &&
+         LoadLE<uint64_t>(bytes, 0) == kRecordMagic;
 }
 
 Result<StoreRecord> DecodeStoreRecord(std::string_view bytes) {
@@ -46,7 +47,7 @@ Result<StoreRecord> DecodeStoreRecord(std::string_view bytes) {
                std::to_string(kStoreRecordSize));
   }
   if (!IsStoreRecord(bytes)) return bad("bad magic");
-  if (LoadLE<uint32_t>(bytes, 8) != kVersion) {
+  if (LoadLE<uint32_t>(bytes, 8) != kRecordVersion) {
     return bad("version " + std::to_string(LoadLE<uint32_t>(bytes, 8)) + " is unknown");
   }
   if (LoadLE<uint32_t>(bytes, 12) != 0) return bad("reserved bytes are not zero");

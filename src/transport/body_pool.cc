@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstring>
 
+#include "util/round_up.h"
+
 namespace quiver::transport {
 
 namespace {
 constexpr uint64_t kGranule = 64;
-uint64_t RoundUp(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+using util::RoundUp;
 }  // namespace
 
 Result<std::unique_ptr<BodyPool>> BodyPool::Make(std::shared_ptr<UcxContext> context,

@@ -37,7 +37,6 @@ using Clock = std::chrono::steady_clock;
 using bench::ProgramRun;
 using bench::ProgramSpec;
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);

@@ -400,7 +400,7 @@ void PublishedPlot(Plotter& p, const std::vector<Figure>& figures) {
 
 // --- report.md -------------------------------------------------------------------
 
-std::string Escape(const std::string& s) {  // for a markdown table cell
+std::string EscapeCell(const std::string& s) {  // for a markdown table cell
   std::string o;
   for (char c : s) {
     if (c == '|') {
@@ -424,16 +424,17 @@ void SectionTable(std::ostream& o, const std::vector<const Figure*>& figs) {
   o << "|---|" << (any_pub ? "---|" : "") << "---|---|---|---|\n";
   for (const auto* f : figs) {
     const auto& s = *f->spec;
-    o << "| " << Escape(s.label) << " |";
-    if (any_pub) o << " " << (s.published ? Escape(s.published->quote) : "") << " |";
+    o << "| " << EscapeCell(s.label) << " |";
+    if (any_pub) o << " " << (s.published ? EscapeCell(s.published->quote) : "") << " |";
     if (!f->ok()) {
       o << " " << (f->value.repetitions ? Spread(f->value, s.metric.unit) : "—") << " | "
-        << Escape(s.ref_label) << " | — | **missing: " << Escape(f->problem) << "** |\n";
+        << EscapeCell(s.ref_label) << " | — | **missing: " << EscapeCell(f->problem)
+        << "** |\n";
       continue;
     }
-    o << " " << Spread(f->value, s.metric.unit) << " | " << Escape(s.ref_label) << " | "
-      << WithUnit(f->reference.median, s.ref_metric.unit) << " | " << RatioText(f->ratio)
-      << " |\n";
+    o << " " << Spread(f->value, s.metric.unit) << " | " << EscapeCell(s.ref_label)
+      << " | " << WithUnit(f->reference.median, s.ref_metric.unit) << " | "
+      << RatioText(f->ratio) << " |\n";
   }
 }
 
@@ -473,7 +474,8 @@ void WriteReportMd(const RunInfo& info, const json& machine,
   o << "| program | exit | seconds | raw output |\n|---|---|---|---|\n";
   for (const auto& p : info.programs) {
     o << "| " << p.name << " | "
-      << (p.error.empty() ? std::to_string(p.exit_code) : "**" + Escape(p.error) + "**")
+      << (p.error.empty() ? std::to_string(p.exit_code)
+                          : "**" + EscapeCell(p.error) + "**")
       << " | " << Num(p.seconds) << " | [" << p.json << "](" << p.json << "), [" << p.log
       << "](" << p.log << ") |\n";
   }

@@ -25,8 +25,6 @@ namespace quiver::cli::chaos {
 
 namespace {
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
 int MsUntil(Clock::time_point t) {
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(t - Clock::now()).count();

@@ -352,7 +352,7 @@ uint64_t MemAvailable() {
   return 0;
 }
 
-std::string Bytes(double b) {
+std::string DecimalBytes(double b) {
   char buf[64];
   if (b >= 1e9) {
     std::snprintf(buf, sizeof(buf), "%.2f GB", b / 1e9);
@@ -492,10 +492,11 @@ int ClusterDemoCommand(const Args& in) {
   const uint64_t need = region * nodes + slice_bytes * nodes * 2;
   const uint64_t avail = MemAvailable();
   if (avail != 0 && need > avail) {
-    return Fail("demo", Status::OutOfMemory(
-                            rows, " rows need about ", Bytes(static_cast<double>(need)),
-                            " of memory but ", Bytes(static_cast<double>(avail)),
-                            " are available; use --rows"));
+    return Fail("demo", Status::OutOfMemory(rows, " rows need about ",
+                                            DecimalBytes(static_cast<double>(need)),
+                                            " of memory but ",
+                                            DecimalBytes(static_cast<double>(avail)),
+                                            " are available; use --rows"));
   }
   const std::string self = control::ExecutablePath();
   control::LocalClusterOptions lo;
@@ -515,7 +516,7 @@ int ClusterDemoCommand(const Args& in) {
   std::printf("quiver demo: %d nodes on this host, %s regions of %s each, %" PRIu64
               " rows (int64, int8, uint16)\n",
               nodes, memory::BackingKindName(backing),
-              Bytes(static_cast<double>(region)).c_str(), rows);
+              DecimalBytes(static_cast<double>(region)).c_str(), rows);
   std::fflush(stdout);
   auto cluster_r = control::LocalCluster::Start(lo);
   if (!cluster_r.ok())
@@ -586,7 +587,7 @@ int ClusterDemoCommand(const Args& in) {
   std::printf("  %-40s %-24s %-24s\n", "time until readable on every node (max)",
               Millis(pub).c_str(), Millis(full).c_str());
   std::printf("  %-40s %-24s %-24s\n", "bytes sent between nodes (all nodes)",
-              Bytes(pub_bytes).c_str(), Bytes(full_bytes).c_str());
+              DecimalBytes(pub_bytes).c_str(), DecimalBytes(full_bytes).c_str());
   for (int i = 0; i < nodes; ++i) {
     char label[64];
     std::snprintf(label, sizeof(label), "node %d sums (int64 / int8 / uint16)", i);

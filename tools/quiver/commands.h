@@ -14,6 +14,7 @@
 //     unreadable or malformed, an output name of no known format.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -68,5 +69,10 @@ std::string EscapeText(std::string_view text, bool (*plain)(uint8_t),
 // calls return EINTR); long commands poll Interrupted() and clean up.
 void CatchInterrupts();
 bool Interrupted();
+
+// The length of `d` in seconds, for reports.
+inline double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 }  // namespace quiver::cli

@@ -17,10 +17,6 @@ namespace quiver::cli {
 
 namespace {
 
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
 template <typename F>
 auto Timed(double* seconds, F&& f) {
   auto start = std::chrono::steady_clock::now();

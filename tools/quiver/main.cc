@@ -71,7 +71,7 @@ bool Interrupted() { return g_interrupted != 0; }
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: quiver <command> [args]
+constexpr const char* kMainUsage = R"(usage: quiver <command> [args]
 
 commands:
   demo [--rows N] [--backing shm|incoherent] [--nodes K]
@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   using namespace quiver::cli;
   if (argc < 2 || std::strcmp(argv[1], "help") == 0 ||
       std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    std::fputs(kMainUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? kExitBadInput : kExitOk;
   }
   std::string command = argv[1];

@@ -177,7 +177,7 @@ class WatchedReader final : public RecordBatchReader {
 };
 
 // "1.25 GiB".
-std::string Bytes(double b) {
+std::string BinaryBytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
   while (b >= 1024 && u < 4) b /= 1024, ++u;
@@ -205,8 +205,8 @@ class ProgressBar {
       bar += pct;
     }
     std::fprintf(stderr, "\r%s%llu rows, %s written, %s/s\033[K", bar.c_str(),
-                 static_cast<unsigned long long>(p.rows), Bytes(p.bytes).c_str(),
-                 Bytes(secs > 0 ? p.bytes / secs : 0).c_str());
+                 static_cast<unsigned long long>(p.rows), BinaryBytes(p.bytes).c_str(),
+                 BinaryBytes(secs > 0 ? p.bytes / secs : 0).c_str());
     std::fflush(stderr);
     drawn_ = true;
   }
@@ -368,9 +368,10 @@ int PutCommand(const Args& in) {
     return kExitOk;
   }
   std::printf("put %s: %lld rows, %s in %zu chunk%s on node%s %s (%.2f s, %s/s)\n",
-              Escape(name).c_str(), static_cast<long long>(rows), Bytes(bytes).c_str(),
-              chunks, chunks == 1 ? "" : "s", used.size() == 1 ? "" : "s", where.c_str(),
-              secs, Bytes(secs > 0 ? bytes / secs : 0).c_str());
+              Escape(name).c_str(), static_cast<long long>(rows),
+              BinaryBytes(bytes).c_str(), chunks, chunks == 1 ? "" : "s",
+              used.size() == 1 ? "" : "s", where.c_str(), secs,
+              BinaryBytes(secs > 0 ? bytes / secs : 0).c_str());
   return kExitOk;
 }
 

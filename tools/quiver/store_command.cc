@@ -38,7 +38,7 @@ std::string Age(std::chrono::system_clock::time_point t) {
   return std::to_string(s / 3600) + "h ago";
 }
 
-std::string Bytes(uint64_t n) {
+std::string ObjectBytes(uint64_t n) {
   char buf[32];
   if (n < 10 * 1024) {
     std::snprintf(buf, sizeof(buf), "%" PRIu64 " B", n);
@@ -59,8 +59,8 @@ int List(store::ObjectStore& objects) {
               "metadata", "pins", "last use");
   for (const ObjectInfo& o : *list) {
     std::printf("%-40s %-8s %4u %12s %10s %5u %s\n", o.id.Hex().c_str(),
-                store::StateName(o.state), o.home, Bytes(o.data_size).c_str(),
-                Bytes(o.metadata_size).c_str(), o.pins, Age(o.last_use).c_str());
+                store::StateName(o.state), o.home, ObjectBytes(o.data_size).c_str(),
+                ObjectBytes(o.metadata_size).c_str(), o.pins, Age(o.last_use).c_str());
   }
   std::printf("(%zu objects)\n", list->size());
   return kExitOk;
@@ -103,13 +103,15 @@ int StatNodes(Client& client, store::ObjectStore& objects) {
         " (%s), restores %" PRIu64 " (%s), failed spills %" PRIu64
         "\n"
         "  directory %" PRIu64 " ids; spill directory %s\n",
-        st->node, Bytes(st->capacity).c_str(), Bytes(st->region_used).c_str(),
-        st->objects_sealed, Bytes(st->bytes_sealed).c_str(), st->objects_creating,
-        Bytes(st->bytes_creating).c_str(), st->objects_spilled,
-        Bytes(st->bytes_spilled).c_str(), st->creates, st->seals, st->aborts, st->deletes,
-        st->hits, st->misses, st->evictions, Bytes(st->evicted_bytes).c_str(), st->spills,
-        Bytes(st->spilled_bytes).c_str(), st->restores, Bytes(st->restored_bytes).c_str(),
-        st->spill_failures, st->directory_entries,
+        st->node, ObjectBytes(st->capacity).c_str(), ObjectBytes(st->region_used).c_str(),
+        st->objects_sealed, ObjectBytes(st->bytes_sealed).c_str(), st->objects_creating,
+        ObjectBytes(st->bytes_creating).c_str(), st->objects_spilled,
+        ObjectBytes(st->bytes_spilled).c_str(), st->creates, st->seals, st->aborts,
+        st->deletes, st->hits, st->misses, st->evictions,
+        ObjectBytes(st->evicted_bytes).c_str(), st->spills,
+        ObjectBytes(st->spilled_bytes).c_str(), st->restores,
+        ObjectBytes(st->restored_bytes).c_str(), st->spill_failures,
+        st->directory_entries,
         st->spill_dir.empty() ? "(none: eviction drops objects)" : st->spill_dir.c_str());
     if (!st->last_spill_error.empty()) {
       std::printf("  last failed spill: %s\n", st->last_spill_error.c_str());

@@ -18,19 +18,13 @@
 #include "columnar/ipc/compression.h"
 #include "columnar/ipc/endian_swap.h"
 #include "columnar/ipc/metadata_internal.h"
+#include "columnar/ipc/zero_offsets.h"
 #include "quiver/columnar/ipc/message.h"
 #include "quiver/columnar/layout.h"
 
 namespace quiver::ipc {
 
 namespace {
-
-// One zero offset (8 bytes): the offsets of an empty array sent without any.
-std::shared_ptr<Buffer> ZeroOffsets() {
-  alignas(8) static const uint8_t kZeros[8] = {};
-  static const std::shared_ptr<Buffer> buffer = Buffer::Wrap(kZeros, 8);
-  return buffer;
-}
 
 // a * b, or false on overflow (both non-negative).
 bool MulOk(int64_t a, int64_t b, int64_t* out) {
@@ -286,7 +280,8 @@ class ArrayLoader {
     QUIVER_ASSIGN_OR_RAISE(auto buf, NextBuffer());
     *last = 0;
     if (node.length == 0 && buf->size() == 0) {
-      out->buffers.push_back(Buffer::SliceSafe(ZeroOffsets(), 0, sizeof(O)).ValueOrDie());
+      out->buffers.push_back(
+          Buffer::SliceSafe(internal::ZeroOffsets(), 0, sizeof(O)).ValueOrDie());
       return Status::OK();
     }
     int64_t entries, needed;

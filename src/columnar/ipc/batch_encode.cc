@@ -12,6 +12,7 @@
 
 #include "columnar/ipc/compression.h"
 #include "columnar/ipc/endian_swap.h"
+#include "columnar/ipc/zero_offsets.h"
 #include "columnar/run_end_util.h"
 #include "quiver/columnar/bit_util.h"
 #include "quiver/columnar/ipc/message.h"
@@ -20,13 +21,6 @@
 namespace quiver::ipc {
 
 namespace {
-
-// One zero offset, the offsets buffer of every empty variable-size array.
-std::shared_ptr<Buffer> ZeroOffsets() {
-  alignas(8) static const uint8_t kZeros[8] = {};
-  static const std::shared_ptr<Buffer> buffer = Buffer::Wrap(kZeros, 8);
-  return buffer;
-}
 
 class PayloadAssembler {
  public:
@@ -285,7 +279,7 @@ class PayloadAssembler {
   Status AddOffsets(const ArrayData& a, int64_t* first, int64_t* last) {
     *first = *last = 0;
     if (a.length == 0) {
-      AddBuffer(Buffer::SliceSafe(ZeroOffsets(), 0, sizeof(O)).ValueOrDie());
+      AddBuffer(Buffer::SliceSafe(internal::ZeroOffsets(), 0, sizeof(O)).ValueOrDie());
       return Status::OK();
     }
     QUIVER_ASSIGN_OR_RAISE(auto slot, Slot(a, 1, "offsets"));

@@ -14,8 +14,6 @@ namespace {
 
 using ::flatbuffers::Offset;
 
-constexpr int32_t kMaxDecimalScale = 1024;
-
 // ---------------------------------------------------------------------------
 // Encoding
 

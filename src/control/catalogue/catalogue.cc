@@ -9,6 +9,7 @@
 
 #include "control/catalogue/object_tag.h"
 #include "quiver/util/string_builder.h"
+#include "util/round_up.h"
 
 namespace quiver::control {
 
@@ -16,7 +17,7 @@ using util::Hex;
 
 namespace {
 
-uint64_t RoundUp(uint64_t v, uint64_t g) { return (v + g - 1) / g * g; }
+using util::RoundUp;
 
 std::string Who(const SessionInfo& info) {
   std::string s = info.identity.ToString();

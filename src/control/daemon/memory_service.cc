@@ -22,7 +22,7 @@ constexpr uint64_t kInlineFlushBytes = 1u << 20;
 // offline) is no failure: a node that is down holds nothing in its caches.
 // A live peer that does not answer in time is one: the allocation is not
 // handed out with stale lines possibly left there.
-bool PeerMissing(const Status& st) { return st.code() == StatusCode::kUnavailable; }
+bool PeerDown(const Status& st) { return st.code() == StatusCode::kUnavailable; }
 
 // Protocol step 2 for a new range, then `done`. A flush (clflushopt and
 // its kin) empties the line from every cache of the node it runs on, so the
@@ -52,7 +52,7 @@ void Node::FlushEverywhere(BufferRange range, uint32_t caller,
         rpc::Method::kFlush, req.SerializeAsString(),
         [done](Peers::Results results) {
           for (auto& [peer, r] : results) {
-            if (!r.ok() && !PeerMissing(r.status())) {
+            if (!r.ok() && !PeerDown(r.status())) {
               return done(
                   r.status().WithContext("flushing at node " + std::to_string(peer)));
             }

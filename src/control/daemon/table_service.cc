@@ -22,7 +22,7 @@ constexpr int kMaxChunksPerCall = 65536;
 // A page of a home's chunk list stays well below the frame limit.
 constexpr size_t kSyncPageBytes = 4u << 20;
 
-bool PeerMissing(const Status& st) {
+bool PeerUnreachable(const Status& st) {
   return st.code() == StatusCode::kUnavailable ||
          st.code() == StatusCode::kDeadlineExceeded;
 }
@@ -53,7 +53,7 @@ void PushRemove(Node& node, const std::vector<uint64_t>& ids,
 // publish it has not accepted is not acknowledged.
 Status FirstRefusal(const Peers::Results& results, const std::set<uint32_t>& owners) {
   for (const auto& [peer, r] : results) {
-    if (!r.ok() && !PeerMissing(r.status())) {
+    if (!r.ok() && !PeerUnreachable(r.status())) {
       return r.status().WithContext("node " + std::to_string(peer) + " refused");
     }
   }

@@ -12,7 +12,6 @@ namespace quiver::control::rpc {
 
 namespace {
 
-constexpr size_t kReadChunk = 256u << 10;
 // How long a send may wait for room in the socket before the connection
 // is declared broken (the daemon reads without pause; only a dead or
 // wedged peer makes this happen).
@@ -134,7 +133,7 @@ Status Channel::ReadSome(std::unique_lock<std::mutex>* lock, Clock::time_point d
 
 Status Channel::DrainLocked() {
   for (;;) {
-    uint8_t* p = decoder_.WritePointer(kReadChunk);
+    uint8_t* p = decoder_.WritePointer(kFrameReadChunk);
     const size_t room = decoder_.WriteRoom();
     QUIVER_ASSIGN_OR_RAISE(size_t n, stream_->Read(p, room));
     decoder_.Commit(n);

@@ -23,7 +23,6 @@ namespace quiver::control::rpc {
 
 namespace {
 
-constexpr size_t kReadChunk = 256u << 10;
 constexpr int kMaxEvents = 64;
 
 int64_t NowNs() {
@@ -32,18 +31,20 @@ int64_t NowNs() {
       .count();
 }
 
-// What an epoll entry stands for (connections use their own pointer).
-struct Watch {
-  enum Kind { kWakeup, kListener } kind;
-  int fd;
-  const TlsContext* tls;
-};
-
 }  // namespace
 
 // One I/O thread: an epoll set, a wake-up eventfd and a task queue.
 class IoThread {
  public:
+  // What an epoll entry stands for (connections use their own pointer).
+  // A member, not file-local: IoThread has external linkage (engine.h
+  // names it), and its members' types must have it too.
+  struct Watch {
+    enum Kind { kWakeup, kListener } kind;
+    int fd;
+    const TlsContext* tls;
+  };
+
   explicit IoThread(Engine* engine) : engine_(engine) {}
   ~IoThread() { Stop(); }
 
@@ -447,7 +448,7 @@ void IoThread::Handle(Connection* c, uint32_t events) {
     {
       std::lock_guard<std::mutex> lock(c->mu_);
       if (c->closed()) return;
-      uint8_t* p = c->decoder_.WritePointer(kReadChunk);
+      uint8_t* p = c->decoder_.WritePointer(kFrameReadChunk);
       const size_t room = c->decoder_.WriteRoom();
       auto n = c->stream_->Read(p, room);
       if (!n.ok()) {
@@ -583,6 +584,7 @@ Status Engine::Start() {
     io_.push_back(std::move(io));
   }
   for (auto& l : listeners_) {
+    using Watch = IoThread::Watch;
     auto w = std::make_shared<Watch>(Watch{Watch::kListener, l.fd, l.tls});
     // Listeners live as long as the engine; io_[0] accepts.
     QUIVER_RETURN_NOT_OK(io_[0]->AddListener(w.get()));

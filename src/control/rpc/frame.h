@@ -31,6 +31,10 @@ constexpr size_t kFrameHeaderBytes = 16;
 // for the request around it; bulk data travels in 1 MiB pieces.
 constexpr size_t kMaxFramePayload = (16u << 20) + (1u << 20);
 
+// How much room a connection's reader asks its FrameDecoder for at a time:
+// one read() of that much takes most frames whole.
+constexpr size_t kFrameReadChunk = 256u << 10;
+
 enum class FrameKind : uint8_t { kRequest = 1, kReply = 2, kError = 3 };
 
 struct FrameHeader {
