@@ -37,7 +37,6 @@ using Clock = std::chrono::steady_clock;
 using bench::ProgramRun;
 using bench::ProgramSpec;
 
-
 std::string NowUtc() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

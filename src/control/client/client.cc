@@ -156,9 +156,8 @@ Status Client::SealRanges(const std::vector<BufferRange>& ranges, bool flush_rem
     if (owner != options_.node && flush_remote &&
         options_.skip_protocol_step_for_testing != 4) {
       for (const auto& r : list) {
-        QUIVER_RETURN_NOT_OK(
-            coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(r.address),
-                                      r.length));
+        QUIVER_RETURN_NOT_OK(coherence::FlushForProtocol(
+            config(), reinterpret_cast<const void*>(r.address), r.length));
       }
     }
     wire::SealRequest req;
@@ -244,9 +243,8 @@ Status Client::PublishOnce(const std::vector<RecordBatchPtr>& batches,
     for (auto& [owner, list] : owners) {
       if (owner != options_.node && options_.skip_protocol_step_for_testing != 4) {
         for (const auto& r : list) {
-          QUIVER_RETURN_NOT_OK(
-              coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(r.address),
-                                      r.length));
+          QUIVER_RETURN_NOT_OK(coherence::FlushForProtocol(
+              config(), reinterpret_cast<const void*>(r.address), r.length));
         }
       }
       if (owner != home) elsewhere.insert(elsewhere.end(), list.begin(), list.end());

@@ -448,9 +448,8 @@ Result<uint64_t> Core::RemoteAllocate(uint32_t node, uint64_t size, uint64_t ali
       l->Call(control::rpc::Method::kMalloc, req, &rep, options_.call_timeout_ms));
   Allocated(node, rep.address(), rep.size(), l->view().epoch);
   // Step 2 for this node: the owner had every other node flush the range.
-  QUIVER_RETURN_NOT_OK(
-      coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(rep.address()),
-                                  rep.size()));
+  QUIVER_RETURN_NOT_OK(coherence::FlushForProtocol(
+      config(), reinterpret_cast<const void*>(rep.address()), rep.size()));
   return rep.address();
 }
 
@@ -476,8 +475,8 @@ Result<uint64_t> Core::RemoteReallocate(uint32_t node, uint64_t address,
   // What this process wrote must be in memory before the owner copies it.
   const uint64_t old = AllocatedSize(node, address);
   if (old != 0 && node != options_.node) {
-    QUIVER_RETURN_NOT_OK(
-        coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(address), old));
+    QUIVER_RETURN_NOT_OK(coherence::FlushForProtocol(
+        config(), reinterpret_cast<const void*>(address), old));
   }
   wire::ReallocRequest req;
   req.set_address(address);
@@ -489,9 +488,8 @@ Result<uint64_t> Core::RemoteReallocate(uint32_t node, uint64_t address,
   Forget(node, address);
   Allocated(node, rep.address(), rep.size(), l->view().epoch);
   // Step 2 for this node: the owner had every other node flush the range.
-  QUIVER_RETURN_NOT_OK(
-      coherence::FlushForProtocol(config(), reinterpret_cast<const void*>(rep.address()),
-                                  rep.size()));
+  QUIVER_RETURN_NOT_OK(coherence::FlushForProtocol(
+      config(), reinterpret_cast<const void*>(rep.address()), rep.size()));
   return rep.address();
 }
 
